@@ -1,0 +1,11 @@
+package dev.nvmf.verbs;
+
+/** enum ibv_access_flags. */
+public final class Access {
+    public static final int LOCAL_WRITE = 1;
+    public static final int REMOTE_WRITE = 1 << 1;
+    public static final int REMOTE_READ = 1 << 2;
+    public static final int REMOTE_ATOMIC = 1 << 3;
+
+    private Access() {}
+}

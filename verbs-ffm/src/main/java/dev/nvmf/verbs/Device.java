@@ -1,0 +1,34 @@
+package dev.nvmf.verbs;
+
+/**
+ * An opened device context ({@code struct ibv_context}). One instance per context: the provider hands out
+ * the same object for every CM id on that device, so it can key per-device resources (PD, CQs, slabs).
+ */
+public interface Device extends AutoCloseable {
+    String name();
+
+    DeviceAttributes attributes();
+
+    ProtectionDomain allocProtectionDomain();
+
+    /** A completion channel: the file descriptor a poller blocks on when it is idle. */
+    CompletionChannel createCompletionChannel();
+
+    /**
+     * Creates a completion queue of at least {@code minEntries} entries.
+     *
+     * @param channel channel to report events on, or null for a poll-only CQ
+     */
+    CompletionQueue createCompletionQueue(int minEntries, CompletionChannel channel);
+
+    /**
+     * Returns the next asynchronous event (ibv_get_async_event), or null when none arrives within the timeout;
+     * the event is acknowledged before it is returned. {@code IBV_EVENT_COMM_EST} is the one the target answers
+     * (with {@link CmId#notifyEstablished()}, shared/seeds/004).
+     */
+    AsyncEvent pollAsyncEvent(long timeoutMillis);
+
+    /** Closes the context. Contexts obtained from a CM id are owned by the provider and ignore close(). */
+    @Override
+    void close();
+}

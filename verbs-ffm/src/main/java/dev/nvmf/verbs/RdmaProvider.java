@@ -1,0 +1,27 @@
+package dev.nvmf.verbs;
+
+import java.util.List;
+
+/**
+ * Entry point of one RDMA implementation. {@code dev.nvmf.verbs.ffm.FfmProvider} binds the host's rdma-core;
+ * {@code dev.nvmf.verbs.soft.SoftFabric} provides an in-process fabric.
+ */
+public interface RdmaProvider extends AutoCloseable {
+    /** A short name: "ffm" or "soft". */
+    String name();
+
+    /** Devices present now, with their attributes; an empty list (never an exception) when there are none. */
+    List<DeviceInfo> listDevices();
+
+    /** Opens a device by name (e.g. "rxe0", "mlx5_0"). */
+    Device openDevice(String name);
+
+    /**
+     * Creates an RDMA CM event channel. CM ids are created on it; devices are reached through
+     * {@link CmId#device()} once an id is bound to an address or received in a connect request.
+     */
+    CmEventChannel createEventChannel();
+
+    @Override
+    void close();
+}
