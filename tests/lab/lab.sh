@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# Runs one lab scenario in a QEMU guest with a real RDMA stack (Soft-RoCE) and the Linux NVMe-oF drivers.
+#
+#   tests/lab/lab.sh [--out DIR] [--timeout SECONDS] [--env NAME=VALUE]... SCENARIO
+#   tests/lab/lab.sh check        # exit 0 if the lab can run here, 77 with the reason if not
+#
+# SCENARIO is a script path or a name under tests/lab/scenarios/ (".sh" optional). The guest is Debian's own
+# kernel (TCG emulation: no KVM needed), its root file system is the host's (read-only 9p + tmpfs overlay), so
+# host-built classes and installed tools are used as they are. Results come back in DIR (default
+# tests/lab/out/NAME-TIMESTAMP): status, scenario.out, scenario.err, results.properties, setup.log, logs/,
+# console.log (the guest's serial console) and qemu.log. See tests/lab/README.md.
+#
+# Exit status: the scenario's own; 124 if the VM ran past SECONDS (default 600); 125 if the guest died
+# before writing a status; 77 if the lab cannot run on this machine; 2 for bad usage.
+set -uo pipefail
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+REPO=$(cd "$HERE/../.." && pwd)
+# shellcheck source=kernel.sh
+. "$HERE/kernel.sh"
+QEMU=${NVMF_LAB_QEMU:-qemu-system-x86_64}
+
+usage() { sed -n '2,15p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+unavailable() { echo "lab: cannot run the VM lab here: $*" >&2; exit 77; }
+
+lab_check() {
+  command -v "$QEMU" >/dev/null || unavailable "no $QEMU (package qemu-system-x86; run scripts/setup.sh as root)"
+  command -v timeout >/dev/null || unavailable "no timeout (coreutils)"
+  KVER=$(lab_kernel_version) || unavailable "no Debian kernel with modules (package linux-image-amd64; scripts/setup.sh)"
+  [ -r "/boot/vmlinuz-$KVER" ] || unavailable "/boot/vmlinuz-$KVER is not readable by $(id -un)"
+  [ -x /bin/busybox ] || unavailable "no /bin/busybox (package busybox-static; scripts/setup.sh)"
+  for t in cpio modprobe rdma nvme fio; do
+    command -v "$t" >/dev/null || unavailable "no $t (scripts/setup.sh installs cpio kmod iproute2 nvme-cli fio)"
+  done
+  for m in rdma_rxe nvme_rdma nvmet_rdma null_blk veth; do
+    modprobe -S "$KVER" -n -q "$m" 2>/dev/null || modinfo -k "$KVER" "$m" >/dev/null 2>&1 || \
+      unavailable "kernel $KVER has no module $m"
+  done
+}
+
+OUT="" TIMEOUT=600 ENVS=()
+while [ $# -gt 0 ]; do
+  case $1 in
+    --out) OUT=$2; shift 2 ;;
+    --timeout) TIMEOUT=$2; shift 2 ;;
+    --env) ENVS+=("$2"); shift 2 ;;
+    -h|--help) usage ;;
+    check) lab_check; echo "lab: ok (kernel $KVER, $($QEMU --version | head -n1))"; exit 0 ;;
+    -*) usage ;;
+    *) break ;;
+  esac
+done
+[ $# -eq 1 ] || usage
+SCEN=$1
+case $SCEN in
+  */*) ;;
+  *) SCEN=$HERE/scenarios/${SCEN%.sh}.sh ;;
+esac
+[ -f "$SCEN" ] || { echo "lab: no scenario $SCEN" >&2; exit 2; }
+SCEN=$(cd "$(dirname "$SCEN")" && pwd)/$(basename "$SCEN")
+NAME=$(basename "$SCEN" .sh)
+[[ $TIMEOUT =~ ^[0-9]+$ ]] && [ "$TIMEOUT" -ge 60 ] || { echo "lab: --timeout must be >= 60 seconds" >&2; exit 2; }
+
+lab_check
+if [ -z "${LAB_JAVA_HOME:-}" ]; then
+  # shellcheck source=../../scripts/env.sh
+  LAB_JAVA_HOME=$( . "$REPO/scripts/env.sh" >/dev/null && echo "$JAVA_HOME") || LAB_JAVA_HOME=""
+fi
+
+[ -n "$OUT" ] || OUT=$HERE/out/$NAME-$(date +%Y%m%d-%H%M%S)-$$
+mkdir -p "$OUT" || exit 2
+OUT=$(cd "$OUT" && pwd)
+rm -rf "$OUT"/{status,scenario.out,scenario.err,results.properties,setup.log,console.log,qemu.log,logs}
+
+t0=$(date +%s.%N)
+INITRD=$("$HERE/initramfs.sh" "$KVER") || { echo "lab: initramfs build failed" >&2; exit 77; }
+t1=$(date +%s.%N)
+
+# The guest's scenario must finish (and report) before qemu's own bound: keep a margin for boot and
+# log collection.
+STIMEOUT=$((TIMEOUT - 60))
+{
+  echo "# written by tests/lab/lab.sh; sourced by the guest's boot.sh"
+  printf 'export LAB_SCENARIO=%q LAB_REPO=%q LAB_SCENARIO_TIMEOUT=%q LAB_JAVA_HOME=%q LAB_CLASSPATH=%q\n' \
+    "$SCEN" "$REPO" "$STIMEOUT" "$LAB_JAVA_HOME" "${LAB_CLASSPATH:-}"
+  for kv in "${ENVS[@]}"; do
+    k=${kv%%=*}
+    [[ $k =~ ^[A-Za-z_][A-Za-z0-9_]*$ ]] || { echo "lab: bad --env $kv" >&2; exit 2; }
+    printf 'export %s=%q\n' "$k" "${kv#*=}"
+  done
+} > "$OUT/lab-env.sh" || exit 2
+
+APPEND="console=ttyS0 panic=-1 labscript=$HERE/guest/boot.sh"
+[ -n "${NVMF_LAB_VERBOSE:-}" ] || APPEND="quiet $APPEND"
+echo "lab: $NAME: kernel $KVER, results in $OUT (timeout ${TIMEOUT}s)" >&2
+timeout -k 10 "$TIMEOUT" "$QEMU" -accel tcg,thread=multi -cpu max -smp 2 -m 4096 \
+  -display none -monitor none -serial "file:$OUT/console.log" -no-reboot -net none \
+  -kernel "/boot/vmlinuz-$KVER" -initrd "$INITRD" -append "$APPEND" \
+  -virtfs local,path=/,mount_tag=host,security_model=none,readonly=on,multidevs=remap \
+  -virtfs "local,path=$OUT,mount_tag=out,security_model=none" \
+  < /dev/null > "$OUT/qemu.log" 2>&1
+qrc=$?
+t2=$(date +%s.%N)
+secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }
+{ echo "host_initramfs_s=$(secs "$t0" "$t1")"; echo "host_vm_wall_s=$(secs "$t1" "$t2")"; } >> "$OUT/results.properties"
+
+if [ $qrc -eq 124 ] || [ $qrc -eq 137 ]; then
+  echo "lab: $NAME: the VM did not finish within ${TIMEOUT}s (killed)" >&2
+  rc=124
+elif [ -s "$OUT/status" ]; then
+  rc=$(cat "$OUT/status")
+  echo "lab: $NAME: scenario exit status $rc (VM $(secs "$t1" "$t2") s wall)" >&2
+else
+  echo "lab: $NAME: the guest stopped without writing a status (qemu exit $qrc)" >&2
+  rc=125
+fi
+if [ "$rc" != 0 ]; then
+  echo "----- console.log (tail) -----" >&2; tail -n 40 "$OUT/console.log" >&2 2>/dev/null
+  echo "----- qemu.log -----" >&2; cat "$OUT/qemu.log" >&2 2>/dev/null
+  echo "----- scenario.err (tail) -----" >&2; tail -n 40 "$OUT/scenario.err" >&2 2>/dev/null
+fi
+exit "$rc"

@@ -1,0 +1,36 @@
+#!/bin/bash
+# Self-test of the lab harness (LabHarnessLabTest): results, logs, wait_for bounds, background programs and
+# the scenario's exit status all come back to the host. Exits with $SELFTEST_EXIT (default 0).
+. "$LAB_REPO/tests/lab/guest/lib.sh"
+set -u
+
+echo "selftest stdout marker: ${SELFTEST_MARKER:-none}"
+echo "selftest stderr marker" >&2
+
+# The RDMA devices from the common setup are there and ACTIVE.
+rdma link show | grep -q 'rxe0/1 state ACTIVE' || lab_die "rxe0 not ACTIVE"
+rdma link show | grep -q 'rxe1/1 state ACTIVE' || lab_die "rxe1 not ACTIVE"
+lab_result rxe_devices "$(ls /sys/class/infiniband | tr '\n' ' ' | sed 's/ $//')"
+
+# wait_for: true at once, and a false condition gives up after its bound.
+wait_for "true" 5 "a true condition" || lab_die "wait_for true failed"
+t0=$(cut -d' ' -f1 /proc/uptime)
+if wait_for "false" 2 "a false condition"; then lab_die "wait_for false succeeded"; fi
+lab_result wait_for_false_s "$(lab_elapsed "$t0")"
+
+# A background program: ready line, alive, stopped.
+start_bg ticker bash -c 'echo ready; while :; do sleep 0.5; done'
+wait_for_log ticker '^ready$' 30 || lab_die "ticker not ready"
+bg_alive ticker || lab_die "ticker not alive"
+stop_bg ticker 10
+bg_alive ticker && lab_die "ticker still alive"
+lab_result bg_ok 1
+
+# A step that hangs is cut by its own timeout (status 124).
+run_step hang 2 sleep 60
+lab_result hang_rc $?
+
+# The JDK runs in the guest.
+run_step java-version 120 "$LAB_JAVA_HOME/bin/java" -XX:-UsePerfData -version || lab_die "java -version failed"
+lab_result java_ok 1
+exit "${SELFTEST_EXIT:-0}"
