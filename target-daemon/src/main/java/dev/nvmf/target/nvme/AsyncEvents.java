@@ -1,0 +1,34 @@
+package dev.nvmf.target.nvme;
+
+/**
+ * Asynchronous Event Request (admin 0Ch) completion DW0 (NVMe Base 2.0 figure 147): event type bits 2:0, event
+ * information bits 15:8, log page identifier bits 23:16; and the Asynchronous Event Configuration feature bits.
+ */
+public final class AsyncEvents {
+    public static final int TYPE_ERROR = 0;
+    public static final int TYPE_SMART = 1;
+    public static final int TYPE_NOTICE = 2;
+
+    public static final int NOTICE_NAMESPACE_ATTRIBUTE_CHANGED = 0x00;
+    public static final int NOTICE_FIRMWARE_ACTIVATION = 0x01;
+    public static final int NOTICE_DISCOVERY_LOG_CHANGE = 0xF0;
+
+    /** AEC (feature 0Bh) bit 8: send namespace attribute notices. */
+    public static final int CONFIG_NAMESPACE_ATTRIBUTE = 1 << 8;
+    /** AEC bit 31: send discovery log page change notices. */
+    public static final int CONFIG_DISCOVERY_LOG_CHANGE = 1 << 31;
+
+    public static int completionDw0(int type, int info, int logPage) {
+        return (type & 0x7) | ((info & 0xFF) << 8) | ((logPage & 0xFF) << 16);
+    }
+
+    /** DW0 of the namespace attribute changed notice (points at the changed namespace list). */
+    public static final int NAMESPACE_CHANGED =
+            completionDw0(TYPE_NOTICE, NOTICE_NAMESPACE_ATTRIBUTE_CHANGED, LogPages.LID_CHANGED_NAMESPACE_LIST);
+    /** DW0 of the discovery log change notice. */
+    public static final int DISCOVERY_LOG_CHANGED =
+            completionDw0(TYPE_NOTICE, NOTICE_DISCOVERY_LOG_CHANGE, LogPages.LID_DISCOVERY);
+
+    private AsyncEvents() {
+    }
+}
