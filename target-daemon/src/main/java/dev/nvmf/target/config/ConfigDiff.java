@@ -1,0 +1,229 @@
+package dev.nvmf.target.config;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+
+/**
+ * What a reload changes, as data the runtime applies in order: removals first (ports, then subsystems, then
+ * hosts), then additions (hosts, subsystems, ports), so a subsystem is never exposed on a port before it exists
+ * and never exists without the hosts it allows.
+ *
+ * <p>Identity: hosts and subsystems by NQN, namespaces by NSID within their subsystem, ports by id. A namespace
+ * whose backing (device/file/RAM size) or identifiers changed is reported as changed; the runtime removes and
+ * re-adds it (hosts see a namespace-attribute-changed event). A port whose address or queue parameters changed
+ * must be re-created ({@link PortChange#listenerChanged}); one whose subsystem list alone changed is re-linked.
+ *
+ * @param hostsAdded         host NQNs newly defined
+ * @param hostsRemoved       host NQNs no longer defined
+ * @param subsystemsAdded    whole new subsystems (with their namespaces and allowed hosts)
+ * @param subsystemsRemoved  NQNs of subsystems that go away (their controllers are disconnected)
+ * @param subsystemsChanged  subsystems present in both with differences
+ * @param portsAdded         new listeners
+ * @param portsRemoved       ids of listeners that go away
+ * @param portsChanged       listeners present in both with differences
+ * @param restartRequired    settings that changed but only take effect on restart (transport tuning, metrics
+ *                           listener), as "key: old -> new"
+ * @param loggingChanged     the logging settings changed (applied live by the service itself)
+ */
+public record ConfigDiff(List<String> hostsAdded, List<String> hostsRemoved,
+                         List<SubsystemConfig> subsystemsAdded, List<String> subsystemsRemoved,
+                         List<SubsystemChange> subsystemsChanged,
+                         List<PortConfig> portsAdded, List<Integer> portsRemoved, List<PortChange> portsChanged,
+                         List<String> restartRequired, boolean loggingChanged) {
+
+    /**
+     * Differences within one subsystem.
+     *
+     * @param nqn                 the subsystem
+     * @param before              its old configuration
+     * @param after               its new configuration
+     * @param attributesChanged   names of changed attributes among serial, model, allow_any_host
+     * @param namespacesAdded     new namespaces
+     * @param namespacesRemoved   NSIDs that go away
+     * @param namespacesChanged   namespaces whose settings differ (same NSID)
+     * @param allowedHostsAdded   host NQNs now allowed
+     * @param allowedHostsRemoved host NQNs no longer allowed (their controllers on this subsystem are
+     *                            disconnected, as the kernel target does)
+     */
+    public record SubsystemChange(String nqn, SubsystemConfig before, SubsystemConfig after,
+                                  List<String> attributesChanged, List<NamespaceConfig> namespacesAdded,
+                                  List<Long> namespacesRemoved, List<NamespaceChange> namespacesChanged,
+                                  List<String> allowedHostsAdded, List<String> allowedHostsRemoved) {}
+
+    /** One namespace, before and after; {@link #enabledOnly} when nothing but the enabled flag changed. */
+    public record NamespaceChange(NamespaceConfig before, NamespaceConfig after) {
+        public boolean enabledOnly() {
+            return before.enabled() != after.enabled()
+                    && before.equals(new NamespaceConfig(after.nsid(), after.kind(), after.path(), after.ramSize(),
+                    after.uuid(), after.nguid(), after.readOnly(), before.enabled()));
+        }
+    }
+
+    /**
+     * One port, before and after.
+     *
+     * @param listenerChanged   address or queue parameters changed: the listener is re-created
+     * @param subsystemsAdded   subsystems now exposed on it
+     * @param subsystemsRemoved subsystems no longer exposed (their controllers through this port disconnect)
+     */
+    public record PortChange(int id, PortConfig before, PortConfig after, boolean listenerChanged,
+                             List<String> subsystemsAdded, List<String> subsystemsRemoved) {}
+
+    public static ConfigDiff between(TargetConfig before, TargetConfig after) {
+        List<String> hostsAdded = added(nqns(before.hosts()), nqns(after.hosts()));
+        List<String> hostsRemoved = added(nqns(after.hosts()), nqns(before.hosts()));
+
+        Map<String, SubsystemConfig> oldSubs = new LinkedHashMap<>();
+        before.subsystems().forEach(s -> oldSubs.put(s.nqn(), s));
+        Map<String, SubsystemConfig> newSubs = new LinkedHashMap<>();
+        after.subsystems().forEach(s -> newSubs.put(s.nqn(), s));
+        List<SubsystemConfig> subsAdded = new ArrayList<>();
+        List<String> subsRemoved = new ArrayList<>();
+        List<SubsystemChange> subsChanged = new ArrayList<>();
+        for (SubsystemConfig s : after.subsystems()) {
+            SubsystemConfig old = oldSubs.get(s.nqn());
+            if (old == null) {
+                subsAdded.add(s);
+            } else if (!old.equals(s)) {
+                subsChanged.add(subsystemChange(old, s));
+            }
+        }
+        for (String nqn : oldSubs.keySet()) {
+            if (!newSubs.containsKey(nqn)) {
+                subsRemoved.add(nqn);
+            }
+        }
+
+        Map<Integer, PortConfig> oldPorts = new LinkedHashMap<>();
+        before.ports().forEach(p -> oldPorts.put(p.id(), p));
+        Set<Integer> newIds = new LinkedHashSet<>();
+        List<PortConfig> portsAdded = new ArrayList<>();
+        List<PortChange> portsChanged = new ArrayList<>();
+        for (PortConfig p : after.ports()) {
+            newIds.add(p.id());
+            PortConfig old = oldPorts.get(p.id());
+            if (old == null) {
+                portsAdded.add(p);
+            } else if (!old.equals(p)) {
+                portsChanged.add(new PortChange(p.id(), old, p, old.listenerDiffers(p),
+                        added(old.subsystems(), p.subsystems()), added(p.subsystems(), old.subsystems())));
+            }
+        }
+        List<Integer> portsRemoved = new ArrayList<>();
+        for (Integer id : oldPorts.keySet()) {
+            if (!newIds.contains(id)) {
+                portsRemoved.add(id);
+            }
+        }
+
+        List<String> restart = new ArrayList<>();
+        TransportConfig a = before.transport();
+        TransportConfig b = after.transport();
+        change(restart, "transport.max_queue_depth", a.maxQueueDepth(), b.maxQueueDepth());
+        change(restart, "transport.max_io_qpairs_per_ctrlr", a.maxIoQpairsPerCtrlr(), b.maxIoQpairsPerCtrlr());
+        change(restart, "transport.in_capsule_data_size", a.inCapsuleDataSize(), b.inCapsuleDataSize());
+        change(restart, "transport.max_io_size", a.maxIoSize(), b.maxIoSize());
+        change(restart, "transport.max_aq_depth", a.maxAqDepth(), b.maxAqDepth());
+        change(restart, "transport.pollers", a.pollers(), b.pollers());
+        change(restart, "metrics.enabled", before.metrics().enabled(), after.metrics().enabled());
+        change(restart, "metrics.listen", before.metrics().listen(), after.metrics().listen());
+
+        return new ConfigDiff(hostsAdded, hostsRemoved, subsAdded, subsRemoved, subsChanged, portsAdded,
+                portsRemoved, portsChanged, restart, !before.logging().equals(after.logging()));
+    }
+
+    private static SubsystemChange subsystemChange(SubsystemConfig old, SubsystemConfig now) {
+        List<String> attrs = new ArrayList<>();
+        if (!old.serial().equals(now.serial())) {
+            attrs.add("serial");
+        }
+        if (!old.model().equals(now.model())) {
+            attrs.add("model");
+        }
+        if (old.allowAnyHost() != now.allowAnyHost()) {
+            attrs.add("allow_any_host");
+        }
+        List<NamespaceConfig> nsAdded = new ArrayList<>();
+        List<NamespaceChange> nsChanged = new ArrayList<>();
+        for (NamespaceConfig n : now.namespaces()) {
+            var prior = old.namespace(n.nsid());
+            if (prior.isEmpty()) {
+                nsAdded.add(n);
+            } else if (!prior.get().equals(n)) {
+                nsChanged.add(new NamespaceChange(prior.get(), n));
+            }
+        }
+        List<Long> nsRemoved = new ArrayList<>();
+        for (NamespaceConfig n : old.namespaces()) {
+            if (now.namespace(n.nsid()).isEmpty()) {
+                nsRemoved.add(n.nsid());
+            }
+        }
+        return new SubsystemChange(now.nqn(), old, now, attrs, nsAdded, nsRemoved, nsChanged,
+                added(old.allowedHosts(), now.allowedHosts()), added(now.allowedHosts(), old.allowedHosts()));
+    }
+
+    private static void change(List<String> out, String key, Object before, Object after) {
+        if (!Objects.equals(before, after)) {
+            out.add(key + ": " + before + " -> " + after);
+        }
+    }
+
+    private static List<String> nqns(List<HostConfig> hosts) {
+        return hosts.stream().map(HostConfig::nqn).toList();
+    }
+
+    /** Items of {@code after} not in {@code before}, in order. */
+    private static <T> List<T> added(List<T> before, List<T> after) {
+        Set<T> b = new LinkedHashSet<>(before);
+        return after.stream().filter(x -> !b.contains(x)).toList();
+    }
+
+    public boolean isEmpty() {
+        return hostsAdded.isEmpty() && hostsRemoved.isEmpty() && subsystemsAdded.isEmpty()
+                && subsystemsRemoved.isEmpty() && subsystemsChanged.isEmpty() && portsAdded.isEmpty()
+                && portsRemoved.isEmpty() && portsChanged.isEmpty() && restartRequired.isEmpty() && !loggingChanged;
+    }
+
+    /** One line per change, "+"/"-"/"~" prefixed, for the log and {@code check-config --against}. */
+    public List<String> describe() {
+        List<String> out = new ArrayList<>();
+        portsRemoved.forEach(id -> out.add("- port " + id));
+        subsystemsRemoved.forEach(nqn -> out.add("- subsystem " + nqn));
+        hostsRemoved.forEach(nqn -> out.add("- host " + nqn));
+        hostsAdded.forEach(nqn -> out.add("+ host " + nqn));
+        for (SubsystemConfig s : subsystemsAdded) {
+            out.add("+ subsystem " + s.nqn() + " (" + s.namespaces().size() + " namespaces)");
+        }
+        for (SubsystemChange c : subsystemsChanged) {
+            c.attributesChanged().forEach(a -> out.add("~ subsystem " + c.nqn() + " " + a));
+            c.namespacesRemoved().forEach(n -> out.add("- namespace " + c.nqn() + " nsid " + n));
+            c.namespacesAdded().forEach(n -> out.add("+ namespace " + c.nqn() + " nsid " + n.nsid() + " "
+                    + n.describeBacking()));
+            c.namespacesChanged().forEach(n -> out.add("~ namespace " + c.nqn() + " nsid " + n.after().nsid()
+                    + (n.enabledOnly() ? (n.after().enabled() ? " enabled" : " disabled")
+                    : " " + n.after().describeBacking())));
+            c.allowedHostsRemoved().forEach(h -> out.add("- allowed host " + h + " on " + c.nqn()));
+            c.allowedHostsAdded().forEach(h -> out.add("+ allowed host " + h + " on " + c.nqn()));
+        }
+        portsAdded.forEach(p -> out.add("+ port " + p.id() + " " + p.endpoint()));
+        for (PortChange c : portsChanged) {
+            if (c.listenerChanged()) {
+                out.add("~ port " + c.id() + " " + c.before().endpoint() + " -> " + c.after().endpoint()
+                        + " (listener re-created)");
+            }
+            c.subsystemsRemoved().forEach(s -> out.add("- port " + c.id() + " subsystem " + s));
+            c.subsystemsAdded().forEach(s -> out.add("+ port " + c.id() + " subsystem " + s));
+        }
+        if (loggingChanged) {
+            out.add("~ logging");
+        }
+        restartRequired.forEach(r -> out.add("! " + r + " (takes effect on restart)"));
+        return out;
+    }
+}

@@ -1,0 +1,594 @@
+package dev.nvmf.target.config;
+
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.Inet4Address;
+import java.net.Inet6Address;
+import java.net.UnknownHostException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.UUID;
+import java.util.regex.Pattern;
+
+import org.snakeyaml.engine.v2.api.LoadSettings;
+import org.snakeyaml.engine.v2.api.lowlevel.Compose;
+import org.snakeyaml.engine.v2.exceptions.MarkedYamlEngineException;
+import org.snakeyaml.engine.v2.exceptions.YamlEngineException;
+import org.snakeyaml.engine.v2.nodes.Node;
+import org.snakeyaml.engine.v2.nodes.ScalarNode;
+import org.snakeyaml.engine.v2.schema.CoreSchema;
+
+/**
+ * Reads and validates the YAML configuration. Everything is checked before anything starts: unknown keys, wrong
+ * types, ranges, NQN syntax, duplicates, references between sections and (optionally) that device files exist.
+ * Every error names file:line:column and the key path; all of them are reported at once.
+ */
+public final class ConfigLoader {
+    /** The largest NSID (NVMe Base 2.0 section 3.2.1.2: FFFFFFFFh is the broadcast value). */
+    public static final long MAX_NSID = 0xFFFF_FFFEL;
+    private static final Pattern NGUID_HEX = Pattern.compile("[0-9a-fA-F]{32}");
+    private static final Pattern UUID_TEXT =
+            Pattern.compile("[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}");
+
+    /** What to check beyond the file itself. */
+    public record Options(boolean checkDevices) {
+        public static final Options DEFAULT = new Options(true);
+        /** For preparing a file on another machine: device paths are not looked at. */
+        public static final Options NO_DEVICE_CHECK = new Options(false);
+    }
+
+    /** A loaded configuration and the warnings (valid but probably unintended) found on the way. */
+    public record Result(TargetConfig config, List<ConfigError> warnings) {}
+
+    private ConfigLoader() {}
+
+    public static Result load(Path file, Options options) throws ConfigException {
+        String text;
+        try {
+            text = Files.readString(file, StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            throw new ConfigException(List.of(new ConfigError(file.toString(), 1, 1, "",
+                    "cannot read the file: " + e.getClass().getSimpleName() + ": " + e.getMessage())));
+        }
+        return parse(text, file.toString(), options);
+    }
+
+    public static Result load(Path file) throws ConfigException {
+        return load(file, Options.DEFAULT);
+    }
+
+    public static Result parse(String text, String source, Options options) throws ConfigException {
+        Problems problems = new Problems(source);
+        Node root = compose(text, problems);
+        if (problems.hasErrors()) {
+            throw new ConfigException(problems.errors());
+        }
+        TargetConfig config = new Reader(problems, options).read(root);
+        if (problems.hasErrors()) {
+            throw new ConfigException(problems.errors());
+        }
+        return new Result(config, List.copyOf(problems.warnings()));
+    }
+
+    /** Composes a YAML (or JSON) document into positioned nodes; a syntax error becomes one ConfigError. */
+    static Node compose(String text, Problems problems) {
+        LoadSettings settings = LoadSettings.builder().setLabel(problems.source()).setUseMarks(true)
+                .setSchema(new CoreSchema()).setAllowDuplicateKeys(true).setMaxAliasesForCollections(50).build();
+        try {
+            Optional<Node> node = new Compose(settings).composeString(text);
+            if (node.isEmpty()) {
+                return null;
+            }
+            return node.get();
+        } catch (MarkedYamlEngineException e) {
+            var mark = e.getProblemMark().or(e::getContextMark);
+            int line = mark.map(m -> m.getLine() + 1).orElse(1);
+            int col = mark.map(m -> m.getColumn() + 1).orElse(1);
+            String what = (e.getContext() == null ? "" : e.getContext() + ": ") + e.getProblem();
+            problems.error(line, col, "", "YAML syntax error: " + what);
+            return null;
+        } catch (YamlEngineException e) {
+            problems.error(1, 1, "", "YAML error: " + e.getMessage());
+            return null;
+        }
+    }
+
+    /** The derived namespace UUID used when none is configured: stable for a given subsystem NQN and NSID. */
+    public static UUID derivedUuid(String subsystemNqn, long nsid) {
+        return UUID.nameUUIDFromBytes((subsystemNqn + "/ns/" + nsid).getBytes(StandardCharsets.UTF_8));
+    }
+
+    /** The derived serial number used when none is configured: 16 hex digits from the NQN, stable. */
+    public static String derivedSerial(String subsystemNqn) {
+        UUID u = UUID.nameUUIDFromBytes(("serial:" + subsystemNqn).getBytes(StandardCharsets.UTF_8));
+        return String.format(Locale.ROOT, "%016x", u.getMostSignificantBits());
+    }
+
+    public static final String DEFAULT_MODEL = "nvmf-target";
+
+    private static final class Reader {
+        private final Problems p;
+        private final Options options;
+        /** Where each host NQN was defined, for "not defined" and duplicate errors. */
+        private final Map<String, Node> hostNodes = new HashMap<>();
+        private final Map<String, Node> subsystemNodes = new HashMap<>();
+
+        Reader(Problems problems, Options options) {
+            this.p = problems;
+            this.options = options;
+        }
+
+        TargetConfig read(Node root) {
+            if (root == null) {
+                p.error(1, 1, "", "the file is empty; at least 'subsystems' and 'ports' are expected");
+                return null;
+            }
+            MapReader top = MapReader.of(p, root, "");
+            if (top == null) {
+                return null;
+            }
+            TransportConfig transport = transport(top.map("transport"));
+            List<HostConfig> hosts = hosts(top);
+            List<SubsystemConfig> subsystems = subsystems(top);
+            List<PortConfig> ports = ports(top, transport);
+            MetricsConfig metrics = metrics(top.map("metrics"));
+            LoggingConfig logging = logging(top.map("logging"));
+            top.rejectUnknown();
+            if (subsystems.isEmpty() && !p.hasErrors()) {
+                p.warning(root, "subsystems", "no subsystems are configured: hosts can only reach discovery");
+            }
+            return new TargetConfig(hosts, ports, subsystems, transport, metrics, logging);
+        }
+
+        TransportConfig transport(MapReader m) {
+            TransportConfig d = TransportConfig.defaults();
+            if (m == null) {
+                return d;
+            }
+            // Limits: queue sizes as the kernel target allows (NVMET_QUEUE_SIZE 1024, NVMe AQA max 4096),
+            // MDTS a power of two from 4 KiB (the minimum memory page size) to 16 MiB.
+            int depth = (int) m.integer("max_queue_depth", d.maxQueueDepth(), 2, 1024);
+            int qpairs = (int) m.integer("max_io_qpairs_per_ctrlr", d.maxIoQpairsPerCtrlr(), 1, 65535);
+            int maxIo = (int) m.size("max_io_size", d.maxIoSize(), 4096, 16 << 20);
+            if (m.has("max_io_size") && Integer.bitCount(maxIo) != 1) {
+                p.error(m.value("max_io_size"), m.path("max_io_size"), "must be a power of two (MDTS is a power "
+                        + "of two times the memory page size), found " + maxIo);
+            }
+            int icd = inCapsule(m, d.inCapsuleDataSize(), maxIo);
+            int aq = (int) m.integer("max_aq_depth", d.maxAqDepth(), 2, 4096);
+            int pollers = (int) m.integer("pollers", d.pollers(), 1, 256);
+            m.rejectUnknown();
+            return new TransportConfig(depth, qpairs, icd, maxIo, aq, pollers);
+        }
+
+        /** in_capsule_data_size: multiple of 16 (IOCCSZ counts 16-byte units), at most max_io_size. */
+        int inCapsule(MapReader m, int fallback, int maxIo) {
+            Node v = m.value("in_capsule_data_size");
+            int icd = (int) m.size("in_capsule_data_size", fallback, 0, maxIo);
+            if (v != null && icd % 16 != 0) {
+                p.error(v, m.path("in_capsule_data_size"), "must be a multiple of 16 bytes (IOCCSZ is in 16-byte "
+                        + "units), found " + icd);
+            }
+            return icd;
+        }
+
+        List<HostConfig> hosts(MapReader top) {
+            List<HostConfig> out = new ArrayList<>();
+            List<Node> items = top.list("hosts");
+            for (int i = 0; i < items.size(); i++) {
+                String path = "hosts[" + i + "]";
+                MapReader h = MapReader.of(p, items.get(i), path);
+                if (h == null) {
+                    continue;
+                }
+                String nqn = nqn(h, "nqn");
+                h.rejectUnknown();
+                if (nqn == null) {
+                    continue;
+                }
+                Node first = hostNodes.putIfAbsent(nqn, h.value("nqn"));
+                if (first != null) {
+                    p.error(h.value("nqn"), h.path("nqn"), "duplicate host NQN '" + nqn + "' (first at "
+                            + Problems.where(first) + ")");
+                    continue;
+                }
+                out.add(new HostConfig(nqn));
+            }
+            return out;
+        }
+
+        /** Reads a required NQN and checks its syntax. */
+        String nqn(MapReader m, String key) {
+            String nqn = m.requiredString(key);
+            if (nqn == null) {
+                return null;
+            }
+            String problem = Nqn.problem(nqn);
+            if (problem != null) {
+                p.error(m.value(key), m.path(key), problem);
+                return null;
+            }
+            return nqn;
+        }
+
+        List<SubsystemConfig> subsystems(MapReader top) {
+            List<SubsystemConfig> out = new ArrayList<>();
+            List<Node> items = top.list("subsystems");
+            Map<UUID, String> uuids = new HashMap<>();
+            Map<String, String> nguids = new HashMap<>();
+            for (int i = 0; i < items.size(); i++) {
+                String path = "subsystems[" + i + "]";
+                MapReader s = MapReader.of(p, items.get(i), path);
+                if (s == null) {
+                    continue;
+                }
+                String nqn = nqn(s, "nqn");
+                if (nqn != null && nqn.equals(Nqn.DISCOVERY)) {
+                    p.error(s.value("nqn"), s.path("nqn"), "'" + nqn + "' is the discovery subsystem's NQN; the "
+                            + "target provides discovery itself");
+                    nqn = null;
+                }
+                if (nqn != null) {
+                    Node first = subsystemNodes.putIfAbsent(nqn, s.value("nqn"));
+                    if (first != null) {
+                        p.error(s.value("nqn"), s.path("nqn"), "duplicate subsystem NQN '" + nqn + "' (first at "
+                                + Problems.where(first) + ")");
+                        nqn = null;
+                    }
+                }
+                String serial = s.string("serial", nqn == null ? "" : derivedSerial(nqn));
+                ascii(s, "serial", serial, 20);
+                String model = s.string("model", DEFAULT_MODEL);
+                ascii(s, "model", model, 40);
+                boolean anyHost = s.bool("allow_any_host", false);
+                List<String> allowed = allowedHosts(s);
+                if (anyHost && !allowed.isEmpty()) {
+                    p.error(s.value("allow_any_host"), s.path("allow_any_host"), "allow_any_host is true but "
+                            + "allowed_hosts lists hosts; use one or the other (as the kernel target requires)");
+                }
+                List<NamespaceConfig> namespaces = namespaces(s, nqn, uuids, nguids);
+                s.rejectUnknown();
+                if (!anyHost && allowed.isEmpty() && nqn != null) {
+                    p.warning(s.node(), path, "no host can connect to '" + nqn + "': allow_any_host is false and "
+                            + "allowed_hosts is empty");
+                }
+                if (nqn != null) {
+                    out.add(new SubsystemConfig(nqn, serial, model, anyHost, allowed, namespaces));
+                }
+            }
+            return out;
+        }
+
+        void ascii(MapReader m, String key, String value, int max) {
+            if (value == null || !m.has(key)) {
+                return;
+            }
+            boolean printable = value.chars().allMatch(c -> c >= 0x20 && c <= 0x7e);
+            if (!printable || value.length() > max || value.isEmpty()) {
+                p.error(m.value(key), m.path(key), key + " must be 1 to " + max + " printable ASCII characters "
+                        + "(Identify Controller field), found '" + value + "'");
+            }
+        }
+
+        List<String> allowedHosts(MapReader s) {
+            Set<String> out = new LinkedHashSet<>();
+            List<Node> items = s.list("allowed_hosts");
+            for (int i = 0; i < items.size(); i++) {
+                Node n = items.get(i);
+                String path = s.path("allowed_hosts") + "[" + i + "]";
+                if (!(n instanceof ScalarNode sc) || MapReader.isNull(n)) {
+                    p.error(n, path, "expected a host NQN, found " + MapReader.describe(n));
+                    continue;
+                }
+                String nqn = sc.getValue();
+                if (!hostNodes.containsKey(nqn)) {
+                    String problem = Nqn.problem(nqn);
+                    p.error(n, path, problem != null ? problem
+                            : "host '" + nqn + "' is not defined under 'hosts'");
+                    continue;
+                }
+                if (!out.add(nqn)) {
+                    p.error(n, path, "host '" + nqn + "' is listed twice");
+                }
+            }
+            return List.copyOf(out);
+        }
+
+        List<NamespaceConfig> namespaces(MapReader s, String subsystemNqn, Map<UUID, String> uuids,
+                                         Map<String, String> nguids) {
+            List<NamespaceConfig> out = new ArrayList<>();
+            Map<Long, Node> nsids = new HashMap<>();
+            List<Node> items = s.list("namespaces");
+            for (int i = 0; i < items.size(); i++) {
+                String path = s.path("namespaces") + "[" + i + "]";
+                MapReader n = MapReader.of(p, items.get(i), path);
+                if (n == null) {
+                    continue;
+                }
+                boolean nsidGiven = n.has("nsid");
+                long nsid = n.integer("nsid", -1, 1, MAX_NSID);
+                if (!nsidGiven) {
+                    n.value("nsid");
+                    p.error(n.node(), path, "missing required key 'nsid'");
+                } else if (nsid > 0) {
+                    Node first = nsids.putIfAbsent(nsid, n.value("nsid"));
+                    if (first != null) {
+                        p.error(n.value("nsid"), n.path("nsid"), "duplicate nsid " + nsid + " in this subsystem "
+                                + "(first at " + Problems.where(first) + ")");
+                    }
+                }
+                NamespaceConfig.Kind kind = null;
+                List<String> given = new ArrayList<>();
+                for (NamespaceConfig.Kind k : NamespaceConfig.Kind.values()) {
+                    if (n.has(k.key())) {
+                        given.add(k.key());
+                        kind = kind == null ? k : kind;
+                    }
+                }
+                if (given.size() != 1) {
+                    p.error(n.node(), path, given.isEmpty()
+                            ? "a namespace needs one of 'device', 'file' or 'ram_size'"
+                            : "a namespace takes only one of 'device', 'file' or 'ram_size', found "
+                              + String.join(" and ", given));
+                }
+                String device = n.string("device", null);
+                String file = n.string("file", null);
+                long ram = n.size("ram_size", 0, 4096, Long.MAX_VALUE);
+                if (n.has("ram_size") && ram % 512 != 0) {
+                    p.error(n.value("ram_size"), n.path("ram_size"), "must be a multiple of the 512-byte block "
+                            + "size, found " + ram);
+                }
+                String backingPath = kind == NamespaceConfig.Kind.DEVICE ? device
+                        : kind == NamespaceConfig.Kind.FILE ? file : null;
+                if (given.size() == 1 && backingPath != null) {
+                    checkBacking(n, kind, backingPath);
+                }
+                UUID uuid = null;
+                String uuidText = n.string("uuid", null);
+                if (uuidText != null) {
+                    if (!UUID_TEXT.matcher(uuidText).matches()) {
+                        p.error(n.value("uuid"), n.path("uuid"), "'" + uuidText + "' is not a UUID (expected "
+                                + "8-4-4-4-12 hex digits)");
+                    } else {
+                        uuid = UUID.fromString(uuidText);
+                    }
+                } else if (subsystemNqn != null && nsid > 0) {
+                    uuid = derivedUuid(subsystemNqn, nsid);
+                }
+                String nguid = null;
+                String nguidText = n.string("nguid", null);
+                if (nguidText != null) {
+                    String hex = nguidText.replace("-", "");
+                    if (!NGUID_HEX.matcher(hex).matches() || (nguidText.contains("-")
+                            && !UUID_TEXT.matcher(nguidText).matches())) {
+                        p.error(n.value("nguid"), n.path("nguid"), "'" + nguidText + "' is not an NGUID (expected "
+                                + "32 hex digits, optionally in 8-4-4-4-12 groups)");
+                    } else if (hex.chars().allMatch(c -> c == '0')) {
+                        p.error(n.value("nguid"), n.path("nguid"), "an all-zero NGUID means 'none' (NVMe Base 2.0 "
+                                + "section 4.7.1); leave nguid out instead");
+                    } else {
+                        nguid = hex.toLowerCase(Locale.ROOT);
+                    }
+                }
+                String here = (subsystemNqn == null ? "?" : subsystemNqn) + " nsid " + nsid;
+                if (uuid != null) {
+                    String other = uuids.putIfAbsent(uuid, here);
+                    if (other != null) {
+                        p.error(n.value("uuid") != null ? n.value("uuid") : n.node(), n.path("uuid"),
+                                "uuid " + uuid + " is already used by " + other + " (namespace UUIDs must be "
+                                        + "unique)");
+                    }
+                }
+                if (nguid != null) {
+                    String other = nguids.putIfAbsent(nguid, here);
+                    if (other != null) {
+                        p.error(n.value("nguid"), n.path("nguid"), "nguid " + nguidText + " is already used by "
+                                + other + " (NGUIDs must be unique)");
+                    }
+                }
+                boolean readOnly = n.bool("read_only", false);
+                boolean enabled = n.bool("enabled", true);
+                n.rejectUnknown();
+                if (kind != null && nsid > 0) {
+                    out.add(new NamespaceConfig(nsid, kind, backingPath, kind == NamespaceConfig.Kind.RAM ? ram : 0,
+                            uuid, nguid, readOnly, enabled));
+                }
+            }
+            return out;
+        }
+
+        void checkBacking(MapReader n, NamespaceConfig.Kind kind, String path) {
+            Node v = n.value(kind.key());
+            if (path.isEmpty() || !path.startsWith("/")) {
+                p.error(v, n.path(kind.key()), "'" + path + "' must be an absolute path");
+                return;
+            }
+            if (!options.checkDevices()) {
+                return;
+            }
+            Path file = Path.of(path);
+            if (!Files.exists(file)) {
+                p.error(v, n.path(kind.key()), (kind == NamespaceConfig.Kind.DEVICE ? "device" : "file") + " '"
+                        + path + "' does not exist");
+                return;
+            }
+            if (kind == NamespaceConfig.Kind.FILE && !Files.isRegularFile(file)) {
+                p.error(v, n.path(kind.key()), "'" + path + "' is not a regular file"
+                        + (isBlockDevice(file) ? "; it is a block device, use 'device:'" : ""));
+            } else if (kind == NamespaceConfig.Kind.DEVICE && !isBlockDevice(file)) {
+                p.error(v, n.path(kind.key()), "'" + path + "' is not a block device"
+                        + (Files.isRegularFile(file) ? "; it is a regular file, use 'file:'" : ""));
+            } else if (!Files.isReadable(file)) {
+                p.error(v, n.path(kind.key()), "'" + path + "' is not readable by this user");
+            }
+        }
+
+        static boolean isBlockDevice(Path file) {
+            try {
+                Object mode = Files.getAttribute(file, "unix:mode");
+                return mode instanceof Integer m && (m & 0170000) == 0060000; // S_IFBLK
+            } catch (IOException | UnsupportedOperationException | IllegalArgumentException e) {
+                return false;
+            }
+        }
+
+        List<PortConfig> ports(MapReader top, TransportConfig transport) {
+            List<PortConfig> out = new ArrayList<>();
+            List<Node> items = top.list("ports");
+            Map<Integer, Node> ids = new HashMap<>();
+            Map<String, Node> endpoints = new HashMap<>();
+            for (int i = 0; i < items.size(); i++) {
+                String path = "ports[" + i + "]";
+                MapReader m = MapReader.of(p, items.get(i), path);
+                if (m == null) {
+                    continue;
+                }
+                int id = (int) m.integer("id", i + 1, 1, 65535);
+                Node idNode = m.value("id") != null ? m.value("id") : m.node();
+                Node firstId = ids.putIfAbsent(id, idNode);
+                if (firstId != null) {
+                    p.error(idNode, m.path("id"), "duplicate port id " + id + " (first at "
+                            + Problems.where(firstId) + ")");
+                }
+                String trtype = m.string("trtype", "rdma");
+                if (!"rdma".equals(trtype)) {
+                    p.error(m.value("trtype"), m.path("trtype"), "unsupported trtype '" + trtype + "': this "
+                            + "target serves rdma only");
+                }
+                String adrfam = m.string("adrfam", "ipv4");
+                if (!"ipv4".equals(adrfam) && !"ipv6".equals(adrfam)) {
+                    p.error(m.value("adrfam"), m.path("adrfam"), "adrfam must be ipv4 or ipv6, found '" + adrfam
+                            + "'");
+                }
+                String traddr = m.requiredString("traddr");
+                if (traddr != null) {
+                    traddr = address(m, adrfam, traddr);
+                }
+                int trsvcid = (int) m.integer("trsvcid", 4420, 1, 65535);
+                int icd = inCapsule(m, transport.inCapsuleDataSize(), transport.maxIoSize());
+                int maxQueue = (int) m.integer("max_queue_size", transport.maxQueueDepth(), 2, 1024);
+                List<String> subs = new ArrayList<>();
+                List<Node> subNodes = m.list("subsystems");
+                for (int j = 0; j < subNodes.size(); j++) {
+                    Node n = subNodes.get(j);
+                    String sp = m.path("subsystems") + "[" + j + "]";
+                    if (!(n instanceof ScalarNode sc) || MapReader.isNull(n)) {
+                        p.error(n, sp, "expected a subsystem NQN, found " + MapReader.describe(n));
+                    } else if (!subsystemNodes.containsKey(sc.getValue())) {
+                        p.error(n, sp, "subsystem '" + sc.getValue() + "' is not defined under 'subsystems'");
+                    } else if (subs.contains(sc.getValue())) {
+                        p.error(n, sp, "subsystem '" + sc.getValue() + "' is listed twice");
+                    } else {
+                        subs.add(sc.getValue());
+                    }
+                }
+                m.rejectUnknown();
+                if (traddr != null) {
+                    String endpoint = traddr + "/" + trsvcid;
+                    Node first = endpoints.putIfAbsent(endpoint, m.value("traddr"));
+                    if (first != null) {
+                        p.error(m.value("traddr"), m.path("traddr"), "another port already listens on " + traddr
+                                + " port " + trsvcid + " (at " + Problems.where(first) + ")");
+                    }
+                    out.add(new PortConfig(id, trtype, adrfam, traddr, trsvcid, icd, maxQueue, subs));
+                }
+            }
+            return out;
+        }
+
+        /** Checks an IP literal against its family; returns the canonical text or null. No DNS lookups. */
+        String address(MapReader m, String adrfam, String traddr) {
+            boolean v6 = traddr.contains(":");
+            boolean literal = v6 ? traddr.matches("[0-9a-fA-F:.]+")
+                    : traddr.matches("\\d{1,3}\\.\\d{1,3}\\.\\d{1,3}\\.\\d{1,3}");
+            InetAddress address = null;
+            if (literal) {
+                try {
+                    address = InetAddress.getByName(traddr);
+                } catch (UnknownHostException e) {
+                    address = null;
+                }
+            }
+            if (address == null) {
+                p.error(m.value("traddr"), m.path("traddr"), "'" + traddr + "' is not an IP address (host names "
+                        + "are not resolved; write the address)");
+                return null;
+            }
+            if ("ipv4".equals(adrfam) && !(address instanceof Inet4Address)) {
+                p.error(m.value("traddr"), m.path("traddr"), "'" + traddr + "' is not an IPv4 address but adrfam "
+                        + "is ipv4");
+                return null;
+            }
+            if ("ipv6".equals(adrfam) && !(address instanceof Inet6Address)) {
+                p.error(m.value("traddr"), m.path("traddr"), "'" + traddr + "' is not an IPv6 address but adrfam "
+                        + "is ipv6");
+                return null;
+            }
+            return traddr;
+        }
+
+        MetricsConfig metrics(MapReader m) {
+            MetricsConfig d = MetricsConfig.defaults();
+            if (m == null) {
+                return d;
+            }
+            boolean enabled = m.bool("enabled", d.enabled());
+            String listen = m.string("listen", d.listen());
+            String host = d.host();
+            int port = d.port();
+            if (m.has("listen")) {
+                var matcher = Pattern.compile("(?:\\[([0-9a-fA-F:.]+)]|([^:\\[\\]]+)):(\\d{1,5})")
+                        .matcher(listen);
+                int parsedPort = matcher.matches() ? Integer.parseInt(matcher.group(3)) : -1;
+                if (!matcher.matches() || parsedPort > 65535) {
+                    p.error(m.value("listen"), m.path("listen"), "expected ADDRESS:PORT such as 127.0.0.1:9464 or "
+                            + "[::1]:9464, found '" + listen + "'");
+                } else {
+                    host = matcher.group(1) != null ? matcher.group(1) : matcher.group(2);
+                    port = parsedPort;
+                }
+            }
+            m.rejectUnknown();
+            return new MetricsConfig(enabled, host, port);
+        }
+
+        LoggingConfig logging(MapReader m) {
+            LoggingConfig d = LoggingConfig.defaults();
+            if (m == null) {
+                return d;
+            }
+            LoggingConfig.Level level = enumValue(m, "level", LoggingConfig.Level.class, d.level());
+            LoggingConfig.Format format = enumValue(m, "format", LoggingConfig.Format.class, d.format());
+            m.rejectUnknown();
+            return new LoggingConfig(level, format);
+        }
+
+        <E extends Enum<E>> E enumValue(MapReader m, String key, Class<E> type, E fallback) {
+            String text = m.string(key, null);
+            if (text == null) {
+                return fallback;
+            }
+            for (E e : type.getEnumConstants()) {
+                if (e.name().equalsIgnoreCase(text)) {
+                    return e;
+                }
+            }
+            List<String> names = new ArrayList<>();
+            for (E e : type.getEnumConstants()) {
+                names.add(e.name().toLowerCase(Locale.ROOT));
+            }
+            p.error(m.value(key), m.path(key), "'" + text + "' is not one of " + String.join(", ", names));
+            return fallback;
+        }
+    }
+}

@@ -1,0 +1,97 @@
+package dev.nvmf.target.config;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+import org.snakeyaml.engine.v2.api.Dump;
+import org.snakeyaml.engine.v2.api.DumpSettings;
+import org.snakeyaml.engine.v2.common.FlowStyle;
+
+/**
+ * Writes a configuration as YAML in the same shape {@link ConfigLoader} reads, every value explicit (the
+ * "effective configuration" of {@code check-config}, and the output of {@code import-nvmetcli}).
+ */
+public final class ConfigWriter {
+    private ConfigWriter() {}
+
+    public static String toYaml(TargetConfig config) {
+        DumpSettings settings = DumpSettings.builder().setDefaultFlowStyle(FlowStyle.BLOCK).setIndent(2)
+                .setIndicatorIndent(2).setIndentWithIndicator(true).setWidth(120).build();
+        return new Dump(settings).dumpToString(toMap(config));
+    }
+
+    static Map<String, Object> toMap(TargetConfig c) {
+        Map<String, Object> root = new LinkedHashMap<>();
+        List<Object> hosts = new ArrayList<>();
+        for (HostConfig h : c.hosts()) {
+            hosts.add(Map.of("nqn", h.nqn()));
+        }
+        root.put("hosts", hosts);
+        List<Object> ports = new ArrayList<>();
+        for (PortConfig p : c.ports()) {
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("id", p.id());
+            m.put("trtype", p.trtype());
+            m.put("adrfam", p.adrfam());
+            m.put("traddr", p.traddr());
+            m.put("trsvcid", p.trsvcid());
+            m.put("in_capsule_data_size", p.inCapsuleDataSize());
+            m.put("max_queue_size", p.maxQueueSize());
+            m.put("subsystems", new ArrayList<>(p.subsystems()));
+            ports.add(m);
+        }
+        root.put("ports", ports);
+        List<Object> subsystems = new ArrayList<>();
+        for (SubsystemConfig s : c.subsystems()) {
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("nqn", s.nqn());
+            m.put("serial", s.serial());
+            m.put("model", s.model());
+            m.put("allow_any_host", s.allowAnyHost());
+            m.put("allowed_hosts", new ArrayList<>(s.allowedHosts()));
+            List<Object> namespaces = new ArrayList<>();
+            for (NamespaceConfig n : s.namespaces()) {
+                Map<String, Object> nm = new LinkedHashMap<>();
+                nm.put("nsid", n.nsid());
+                switch (n.kind()) {
+                    case DEVICE -> nm.put("device", n.path());
+                    case FILE -> nm.put("file", n.path());
+                    case RAM -> nm.put("ram_size", Sizes.format(n.ramSize()));
+                }
+                if (n.uuid() != null) {
+                    nm.put("uuid", n.uuid().toString());
+                }
+                if (n.nguid() != null) {
+                    nm.put("nguid", n.nguid());
+                }
+                nm.put("read_only", n.readOnly());
+                nm.put("enabled", n.enabled());
+                namespaces.add(nm);
+            }
+            m.put("namespaces", namespaces);
+            subsystems.add(m);
+        }
+        root.put("subsystems", subsystems);
+        TransportConfig t = c.transport();
+        Map<String, Object> tm = new LinkedHashMap<>();
+        tm.put("max_queue_depth", t.maxQueueDepth());
+        tm.put("max_io_qpairs_per_ctrlr", t.maxIoQpairsPerCtrlr());
+        tm.put("in_capsule_data_size", t.inCapsuleDataSize());
+        tm.put("max_io_size", t.maxIoSize());
+        tm.put("max_aq_depth", t.maxAqDepth());
+        tm.put("pollers", t.pollers());
+        root.put("transport", tm);
+        Map<String, Object> mm = new LinkedHashMap<>();
+        mm.put("enabled", c.metrics().enabled());
+        mm.put("listen", c.metrics().listen());
+        root.put("metrics", mm);
+        Map<String, Object> lm = new LinkedHashMap<>();
+        lm.put("level", c.logging().level().name().toLowerCase(Locale.ROOT));
+        lm.put("format", c.logging().format().name().toLowerCase(Locale.ROOT));
+        root.put("logging", lm);
+        return root;
+    }
+}

@@ -1,0 +1,48 @@
+package dev.nvmf.target.config;
+
+import java.util.UUID;
+
+/**
+ * A namespace of a subsystem (nvmetcli: {@code namespaces/NSID}).
+ *
+ * @param nsid     namespace id, 1 to 0xFFFFFFFE (NVMe Base 2.0 section 3.2.1.2)
+ * @param kind     what backs it
+ * @param path     the block device or file; null for RAM
+ * @param ramSize  bytes of memory for a RAM namespace; 0 otherwise
+ * @param uuid     namespace UUID (Identify Namespace Identification Descriptor); derived from subsystem NQN and
+ *                 NSID when not configured, so it is stable across restarts
+ * @param nguid    namespace globally unique identifier as 32 lower-case hex digits, or null
+ * @param readOnly writes are refused (and the namespace reports write protection)
+ * @param enabled  false keeps it configured but invisible to hosts (nvmetcli "enable": 0)
+ */
+public record NamespaceConfig(long nsid, Kind kind, String path, long ramSize, UUID uuid, String nguid,
+                              boolean readOnly, boolean enabled) {
+    public enum Kind {
+        /** A block device, e.g. /dev/nvme0n1 (kernel: io-cmd-bdev.c). */
+        DEVICE("device"),
+        /** A regular file (kernel: io-cmd-file.c). */
+        FILE("file"),
+        /** Memory, lost on exit; for tests and benchmarks. */
+        RAM("ram_size");
+
+        private final String key;
+
+        Kind(String key) {
+            this.key = key;
+        }
+
+        /** The YAML key that selects this kind. */
+        public String key() {
+            return key;
+        }
+    }
+
+    /** "device:/dev/x", "file:/path" or "ram:1GiB", for logs and diffs. */
+    public String describeBacking() {
+        return switch (kind) {
+            case DEVICE -> "device:" + path;
+            case FILE -> "file:" + path;
+            case RAM -> "ram:" + Sizes.format(ramSize);
+        };
+    }
+}
