@@ -25,10 +25,13 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  *
  * <p>Linux only; flag values are those of x86_64 and aarch64 (O_DIRECT differs between them).
  */
+@SuppressWarnings("restricted")
 final class LibC {
     static final int O_RDONLY = 0;
     static final int O_RDWR = 2;
     static final int O_CREAT = 0100;
+    /** Without O_CREAT on a block device: exclusive, refused (EBUSY) if mounted or held by another exclusive user. */
+    static final int O_EXCL = 0200;
     static final int O_CLOEXEC = 02000000;
     static final int O_DIRECT = isAarch64() ? 0200000 : 040000;
 

@@ -1,0 +1,90 @@
+package dev.nvmf.target.backend;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.file.Path;
+
+/** Control-path system calls for opening backends; each failure becomes a {@link BackendOpenException}. */
+final class Fds {
+    private Fds() {
+    }
+
+    /** open(2); returns the descriptor, or minus the errno (so the caller can choose a fallback). */
+    static int open(Path path, int flags, int mode) {
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment errno = LibC.newErrnoState(a);
+            int fd = LibC.open(errno, a.allocateFrom(path.toString()), flags, mode);
+            return fd >= 0 ? fd : -LibC.errno(errno);
+        }
+    }
+
+    static void closeQuietly(int fd) {
+        try (Arena a = Arena.ofConfined()) {
+            LibC.close(LibC.newErrnoState(a), fd);
+        }
+    }
+
+    /** The size of what fd refers to, by seeking to its end (files and block devices alike). */
+    static long seekEnd(Path path, int fd) throws BackendOpenException {
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment errno = LibC.newErrnoState(a);
+            long size = LibC.lseek(errno, fd, 0, LibC.SEEK_END);
+            if (size < 0) {
+                throw new BackendOpenException(path, "lseek(SEEK_END)", LibC.errno(errno));
+            }
+            return size;
+        }
+    }
+
+    static void truncate(Path path, int fd, long size) throws BackendOpenException {
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment errno = LibC.newErrnoState(a);
+            if (LibC.ftruncate(errno, fd, size) != 0) {
+                throw new BackendOpenException(path, "ftruncate(" + size + ")", LibC.errno(errno));
+            }
+        }
+    }
+
+    /** An ioctl that fills a 64-bit value; returns it, or throws naming the request. */
+    static long ioctlLong(Path path, int fd, long request, String name) throws BackendOpenException {
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment errno = LibC.newErrnoState(a);
+            MemorySegment value = a.allocate(ValueLayout.JAVA_LONG);
+            if (LibC.ioctl(errno, fd, request, value.address()) != 0) {
+                throw new BackendOpenException(path, "ioctl(" + name + ")", LibC.errno(errno));
+            }
+            return value.get(ValueLayout.JAVA_LONG, 0);
+        }
+    }
+
+    /** An ioctl that fills a C int; returns it, or throws naming the request. */
+    static int ioctlInt(Path path, int fd, long request, String name) throws BackendOpenException {
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment errno = LibC.newErrnoState(a);
+            MemorySegment value = a.allocate(ValueLayout.JAVA_LONG); // room to spare; the kernel writes 4 bytes
+            if (LibC.ioctl(errno, fd, request, value.address()) != 0) {
+                throw new BackendOpenException(path, "ioctl(" + name + ")", LibC.errno(errno));
+            }
+            return value.get(ValueLayout.JAVA_INT, 0);
+        }
+    }
+
+    static boolean permissionDenied(int errno) {
+        return errno == Errno.EACCES || errno == Errno.EROFS || errno == Errno.EPERM;
+    }
+
+    static String flagNames(int flags) {
+        StringBuilder b = new StringBuilder((flags & 3) == LibC.O_RDWR ? "O_RDWR" : "O_RDONLY");
+        if ((flags & LibC.O_CREAT) != 0) {
+            b.append("|O_CREAT");
+        }
+        if ((flags & LibC.O_DIRECT) != 0) {
+            b.append("|O_DIRECT");
+        }
+        if ((flags & LibC.O_EXCL) != 0) {
+            b.append("|O_EXCL");
+        }
+        return b.toString();
+    }
+}
