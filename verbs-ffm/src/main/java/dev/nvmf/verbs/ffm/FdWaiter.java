@@ -1,0 +1,109 @@
+package dev.nvmf.verbs.ffm;
+
+import dev.nvmf.verbs.VerbsException;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+import static java.lang.foreign.ValueLayout.JAVA_SHORT;
+
+/**
+ * Waits for a file descriptor to become readable with poll(2), together with an eventfd that {@link #wakeup()}
+ * signals from any thread. Its native buffers are allocated once; {@link #await} allocates nothing.
+ * One thread awaits at a time (the owner of the channel).
+ */
+final class FdWaiter implements AutoCloseable {
+    enum Result { READY, WOKEN, TIMEOUT }
+
+    private final Arena arena = Arena.ofShared();
+    private final MemorySegment fds;
+    private final MemorySegment capture;
+    private final MemorySegment wakeCapture;
+    private final MemorySegment counter;
+    private final MemorySegment wakeValue;
+    private final int fd;
+    private final int eventFd;
+    private volatile boolean closed;
+
+    FdWaiter(int fd, String what) {
+        this.fd = fd;
+        this.fds = arena.allocate((long) NativeLayout.POLLFD_SIZE * 2, 8);
+        this.capture = Libc.allocateCapture(arena);
+        this.wakeCapture = Libc.allocateCapture(arena);
+        this.counter = arena.allocate(8, 8);
+        this.wakeValue = arena.allocate(8, 8);
+        wakeValue.set(JAVA_LONG, 0, 1L);
+        int efd;
+        try {
+            efd = (int) Libc.EVENTFD.invokeExact(capture, 0, NativeLayout.EFD_NONBLOCK | NativeLayout.EFD_CLOEXEC);
+        } catch (Throwable t) {
+            arena.close();
+            throw new IllegalStateException(t);
+        }
+        if (efd < 0) {
+            int errno = Libc.errno(capture);
+            arena.close();
+            throw Rdma.failure("eventfd for " + what, errno);
+        }
+        this.eventFd = efd;
+        fds.set(JAVA_INT, NativeLayout.POLLFD_FD, fd);
+        fds.set(JAVA_SHORT, NativeLayout.POLLFD_EVENTS, (short) NativeLayout.POLLIN);
+        fds.set(JAVA_INT, NativeLayout.POLLFD_SIZE + NativeLayout.POLLFD_FD, eventFd);
+        fds.set(JAVA_SHORT, NativeLayout.POLLFD_SIZE + NativeLayout.POLLFD_EVENTS, (short) NativeLayout.POLLIN);
+    }
+
+    int fd() { return fd; }
+
+    /**
+     * Waits up to {@code timeoutMillis} (0 = just look; negative = forever) for the fd to be readable or for a
+     * wakeup. A wakeup is consumed and reported even when the fd is also readable, so it is never lost.
+     */
+    Result await(long timeoutMillis) {
+        int timeout = timeoutMillis < 0 ? -1 : (int) Math.min(timeoutMillis, Integer.MAX_VALUE);
+        fds.set(JAVA_SHORT, NativeLayout.POLLFD_REVENTS, (short) 0);
+        fds.set(JAVA_SHORT, NativeLayout.POLLFD_SIZE + NativeLayout.POLLFD_REVENTS, (short) 0);
+        int rc;
+        try {
+            rc = (int) Libc.POLL.invokeExact(capture, fds, 2L, timeout);
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
+        if (rc < 0) {
+            int errno = Libc.errno(capture);
+            if (errno == NativeLayout.EINTR) return Result.TIMEOUT;
+            throw new VerbsException("poll", errno, Libc.strerror(errno));
+        }
+        if (rc == 0) return Result.TIMEOUT;
+        if (fds.get(JAVA_SHORT, NativeLayout.POLLFD_SIZE + NativeLayout.POLLFD_REVENTS) != 0) {
+            try {
+                long ignored = (long) Libc.READ.invokeExact(capture, eventFd, counter, 8L);
+            } catch (Throwable t) {
+                throw new IllegalStateException(t);
+            }
+            return Result.WOKEN;
+        }
+        return fds.get(JAVA_SHORT, NativeLayout.POLLFD_REVENTS) != 0 ? Result.READY : Result.TIMEOUT;
+    }
+
+    /** Makes the current or next {@link #await} return WOKEN. Any thread. */
+    void wakeup() {
+        if (closed) return;
+        try {
+            synchronized (wakeCapture) {
+                long ignored = (long) Libc.WRITE.invokeExact(wakeCapture, eventFd, wakeValue, 8L);
+            }
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
+    }
+
+    @Override
+    public void close() {
+        if (closed) return;
+        closed = true;
+        Libc.close(eventFd);
+        arena.close();
+    }
+}

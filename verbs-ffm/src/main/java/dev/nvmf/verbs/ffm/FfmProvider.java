@@ -1,0 +1,120 @@
+package dev.nvmf.verbs.ffm;
+
+import dev.nvmf.verbs.CmEventChannel;
+import dev.nvmf.verbs.Device;
+import dev.nvmf.verbs.DeviceInfo;
+import dev.nvmf.verbs.RdmaProvider;
+import dev.nvmf.verbs.VerbsException;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ConcurrentHashMap;
+
+import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+
+/**
+ * The real RDMA provider: rdma-core's libibverbs and librdmacm through {@code java.lang.foreign}, no JNI and no
+ * C of our own. Libraries load on first use, so constructing the provider never fails; a machine without
+ * rdma-core gets a {@link VerbsException} naming the missing library from the first call that needs it.
+ */
+public final class FfmProvider implements RdmaProvider {
+    /** One Device per native ibv_context, so callers can key per-device resources by object. */
+    private final ConcurrentHashMap<Long, FfmDevice> devices = new ConcurrentHashMap<>();
+
+    public FfmProvider() {}
+
+    @Override
+    public String name() { return "ffm"; }
+
+    Rdma rdma() { return Rdma.get(); }
+
+    /**
+     * Lists devices with their attributes. No devices (no RDMA in the kernel, no provider library, no
+     * uverbs) is an empty list: ibv_get_device_list then returns NULL or an empty array.
+     */
+    @Override
+    public List<DeviceInfo> listDevices() {
+        Rdma rdma = rdma();
+        List<DeviceInfo> out = new ArrayList<>();
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment num = arena.allocate(JAVA_INT);
+            Rdma.Outcome o = rdma.invoke("ibv_get_device_list", num);
+            if (o.value() == 0) return List.of();
+            MemorySegment list = MemorySegment.ofAddress(o.value());
+            try {
+                int n = num.get(JAVA_INT, 0);
+                MemorySegment array = list.reinterpret((long) (n + 1) * NativeLayout.POINTER_SIZE);
+                for (int i = 0; i < n; i++) {
+                    MemorySegment dev = array.getAtIndex(ADDRESS, i);
+                    out.add(DeviceQuery.describe(rdma, dev));
+                }
+            } finally {
+                rdma.run("ibv_free_device_list", list);
+            }
+        }
+        return List.copyOf(out);
+    }
+
+    @Override
+    public Device openDevice(String name) {
+        Rdma rdma = rdma();
+        List<String> seen = new ArrayList<>();
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment num = arena.allocate(JAVA_INT);
+            Rdma.Outcome o = rdma.invoke("ibv_get_device_list", num);
+            if (o.value() != 0) {
+                MemorySegment list = MemorySegment.ofAddress(o.value());
+                try {
+                    int n = num.get(JAVA_INT, 0);
+                    MemorySegment array = list.reinterpret((long) (n + 1) * NativeLayout.POINTER_SIZE);
+                    for (int i = 0; i < n; i++) {
+                        MemorySegment dev = array.getAtIndex(ADDRESS, i);
+                        String devName = DeviceQuery.deviceName(rdma, dev);
+                        seen.add(devName);
+                        if (devName.equals(name)) {
+                            MemorySegment ctx = rdma.pointer("ibv_open_device", dev);
+                            FfmDevice device = new FfmDevice(this, ctx, devName, true);
+                            devices.put(ctx.address(), device);
+                            return device;
+                        }
+                    }
+                } finally {
+                    rdma.run("ibv_free_device_list", list);
+                }
+            }
+        }
+        throw new VerbsException("ibv_open_device", NativeLayout.ENODEV, Libc.strerror(NativeLayout.ENODEV)
+                + ": no RDMA device named '" + name + "' (present: " + (seen.isEmpty() ? "none" : String.join(", ", seen))
+                + ")");
+    }
+
+    /** The Device for a context librdmacm opened (a CM id's {@code verbs}); created once per context. */
+    FfmDevice deviceFor(long context) {
+        if (context == 0) return null;
+        return devices.computeIfAbsent(context, c -> {
+            MemorySegment ctx = MemorySegment.ofAddress(c);
+            MemorySegment dev = ctx.reinterpret(NativeLayout.IBV_CONTEXT_SIZE).get(ADDRESS, NativeLayout.IBV_CONTEXT_DEVICE);
+            return new FfmDevice(this, ctx, DeviceQuery.deviceName(rdma(), dev), false);
+        });
+    }
+
+    void forget(FfmDevice device) {
+        devices.remove(device.context().address(), device);
+    }
+
+    @Override
+    public CmEventChannel createEventChannel() {
+        return new FfmEventChannel(this);
+    }
+
+    /** Closes the devices this provider opened by name; CM-owned contexts belong to librdmacm. */
+    @Override
+    public void close() {
+        for (FfmDevice d : List.copyOf(devices.values())) {
+            if (d.owned()) d.close();
+        }
+    }
+}
