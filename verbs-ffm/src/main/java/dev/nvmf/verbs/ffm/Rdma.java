@@ -103,7 +103,7 @@ final class Rdma {
         }
     }
 
-    private static SymbolLookup load(String library, String debianPackage) {
+    static SymbolLookup load(String library, String debianPackage) {
         try {
             return SymbolLookup.libraryLookup(library, Arena.global());
         } catch (IllegalArgumentException e) {
