@@ -1,0 +1,76 @@
+package dev.nvmf.target.rdma;
+
+import dev.nvmf.verbs.WcStatus;
+
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAdder;
+
+/**
+ * Counters of the RDMA transport, written by the CM thread and the pollers, readable from any thread (the
+ * metrics layer reads them on scrape). Plain LongAdders: increment is allocation-free once the adder's cells
+ * exist, and each counter has one writer most of the time.
+ */
+public final class RdmaMetrics {
+    /** Send work requests posted (data WRs and response SENDs). */
+    public final LongAdder sendWorkRequestsPosted = new LongAdder();
+    /** Receive work requests posted. */
+    public final LongAdder recvWorkRequestsPosted = new LongAdder();
+    /** Send work requests posted with the SIGNALED flag. */
+    public final LongAdder signaledWorkRequests = new LongAdder();
+    /** Times a request had to wait for send-queue budget (or READ depth). */
+    public final LongAdder sendBudgetWaits = new LongAdder();
+    /** Times a request had to wait for a free data buffer. */
+    public final LongAdder bufferWaits = new LongAdder();
+    /** Completions with IBV_WC_WR_FLUSH_ERR (normal during a drain). */
+    public final LongAdder flushCompletions = new LongAdder();
+    /** Commands received. */
+    public final LongAdder commandsReceived = new LongAdder();
+    /** Responses sent (SEND or SEND_WITH_INV posted). */
+    public final LongAdder responsesSent = new LongAdder();
+    /** Responses sent with SEND_WITH_INV. */
+    public final LongAdder remoteInvalidations = new LongAdder();
+    /** Capsules that arrived before ESTABLISHED and were kept. */
+    public final LongAdder earlyCapsules = new LongAdder();
+    /** Queues closed because the host sent more capsules than its credits. */
+    public final LongAdder creditOverruns = new LongAdder();
+    /** Queues accepted / fully drained and released. */
+    public final LongAdder queuesAccepted = new LongAdder();
+    public final LongAdder queuesClosed = new LongAdder();
+    /** Queues currently open (accepted, not yet released). */
+    public final AtomicLong queuesOpen = new AtomicLong();
+
+    private final LongAdder[] errorCompletions = new LongAdder[WcStatus.GENERAL_ERR + 2];
+    private final LongAdder[] rejects = new LongAdder[RejectReason.values().length];
+
+    public RdmaMetrics() {
+        for (int i = 0; i < errorCompletions.length; i++) errorCompletions[i] = new LongAdder();
+        for (int i = 0; i < rejects.length; i++) rejects[i] = new LongAdder();
+    }
+
+    /** Error completions (other than flush) by {@link WcStatus} value; unknown values share the last slot. */
+    public long errorCompletions(int wcStatus) {
+        return errorCompletions[slot(wcStatus)].sum();
+    }
+
+    public void errorCompletion(int wcStatus) {
+        errorCompletions[slot(wcStatus)].increment();
+    }
+
+    private int slot(int wcStatus) {
+        return wcStatus >= 0 && wcStatus < errorCompletions.length - 1 ? wcStatus : errorCompletions.length - 1;
+    }
+
+    public long rejects(RejectReason reason) {
+        return rejects[reason.ordinal()].sum();
+    }
+
+    public void reject(RejectReason reason) {
+        rejects[reason.ordinal()].increment();
+    }
+
+    /** Why a connect request was refused (the first ones map to the NVMe RDMA reject status codes). */
+    public enum RejectReason {
+        INVALID_PRIVATE_DATA_LENGTH, INVALID_RECFMT, INVALID_QID, INVALID_HSQSIZE, INVALID_HRQSIZE, NO_RESOURCES,
+        INVALID_IRD, INVALID_ORD, UNKNOWN_PORT
+    }
+}

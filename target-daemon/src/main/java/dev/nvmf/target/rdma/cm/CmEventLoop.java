@@ -1,0 +1,403 @@
+package dev.nvmf.target.rdma.cm;
+
+import dev.nvmf.target.core.CommandQueue;
+import dev.nvmf.target.core.QueueAcceptor;
+import dev.nvmf.target.rdma.RdmaMetrics;
+import dev.nvmf.target.rdma.RdmaMetrics.RejectReason;
+import dev.nvmf.target.rdma.RdmaPortConfig;
+import dev.nvmf.target.rdma.RdmaTransportConfig;
+import dev.nvmf.target.rdma.memory.DeviceResources;
+import dev.nvmf.target.rdma.memory.RegisteredRegion;
+import dev.nvmf.target.rdma.poller.Poller;
+import dev.nvmf.target.rdma.poller.PollerDevice;
+import dev.nvmf.target.rdma.queue.RdmaQueue;
+import dev.nvmf.verbs.AsyncEvent;
+import dev.nvmf.verbs.CmEvent;
+import dev.nvmf.verbs.CmEventChannel;
+import dev.nvmf.verbs.CmId;
+import dev.nvmf.verbs.ConnectionParameters;
+import dev.nvmf.verbs.Device;
+import dev.nvmf.verbs.DeviceAttributes;
+import dev.nvmf.verbs.QpCapabilities;
+import dev.nvmf.verbs.QpInitAttributes;
+import dev.nvmf.verbs.QueuePair;
+import org.agrona.concurrent.ManyToOneConcurrentArrayQueue;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.IdentityHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The control plane: one thread per daemon (or a test calling {@link #doWork()}) owns the CM event channel, the
+ * listeners and every CM id. It validates connect requests and rejects with the NVMe RDMA status codes, sizes and
+ * creates QPs, posts every receive before accepting, turns ESTABLISHED / DISCONNECTED into commands for the
+ * owning poller, answers COMM_EST with rdma_notify (seed 004), and finishes drained queues: destroy QP, destroy
+ * CM id, give memory and CQ entries back, then {@link CommandQueue#close()}.
+ */
+public final class CmEventLoop implements Runnable {
+    private static final System.Logger LOG = System.getLogger(CmEventLoop.class.getName());
+    /** The Linux host's default; also a floor for the CM's backlog. */
+    private static final int BACKLOG = 128;
+
+    private final RdmaTransportConfig config;
+    private final CmEventChannel channel;
+    private final QueueAcceptor acceptor;
+    private final Poller[] pollers;
+    private final RdmaMetrics metrics;
+    private final ManyToOneConcurrentArrayQueue<Runnable> commands = new ManyToOneConcurrentArrayQueue<>(4096);
+    private final List<PortListener> listeners = new ArrayList<>();
+    private final Map<Device, DeviceResources> devices = new IdentityHashMap<>();
+    private final Map<Integer, RdmaQueue> byQpNum = new HashMap<>();
+    private final List<RdmaQueue> open = new ArrayList<>();
+    private int nextPoller;
+    private volatile boolean running = true;
+    private volatile boolean shuttingDown;
+    private volatile Thread thread;
+
+    public CmEventLoop(RdmaTransportConfig config, CmEventChannel channel, QueueAcceptor acceptor,
+                       Poller[] pollers, RdmaMetrics metrics) {
+        this.config = config;
+        this.channel = channel;
+        this.acceptor = acceptor;
+        this.pollers = pollers;
+        this.metrics = metrics;
+        for (Poller p : pollers) p.onDrained(q -> submit(() -> finishQueue(q)));
+    }
+
+    /** Binds and listens on every configured port (caller's thread, before the loop runs). */
+    public void listen() {
+        for (RdmaPortConfig port : config.ports()) {
+            PortListener l = new PortListener(port);
+            CmId id = channel.createId(l);
+            try {
+                id.bind(port.socketAddress());
+                id.listen(BACKLOG);
+            } catch (RuntimeException e) {
+                id.close();
+                throw e;
+            }
+            l.id(id);
+            listeners.add(l);
+            LOG.log(System.Logger.Level.INFO, "listening on {0} (port id {1}, in-capsule {2} B, depth {3})",
+                    id.localAddress(), port.portId(), port.inCapsuleDataSize(), port.maxQueueDepth());
+        }
+    }
+
+    public List<PortListener> listeners() { return List.copyOf(listeners); }
+
+    // ------------------------------------------------------------------------------------------------------------
+    // Duty cycle
+
+    /** Commands from other threads, every pending CM event, and async events of known devices. */
+    public int doWork() {
+        return doWork(0);
+    }
+
+    private int doWork(long blockMillis) {
+        int work = runCommands();
+        CmEvent e = channel.pollEvent(work == 0 ? blockMillis : 0);
+        while (e != null) {
+            work++;
+            handle(e);
+            e = channel.pollEvent(0);
+        }
+        work += runCommands();
+        work += pollAsyncEvents();
+        return work;
+    }
+
+    @Override
+    public void run() {
+        thread = Thread.currentThread();
+        while (running) {
+            try {
+                doWork(100);
+            } catch (RuntimeException e) {
+                LOG.log(System.Logger.Level.ERROR, "CM event loop", e);
+            }
+        }
+    }
+
+    public void stop() {
+        running = false;
+        channel.wakeup();
+    }
+
+    /** Runs {@code r} on the CM thread (any thread). */
+    public void submit(Runnable r) {
+        while (!commands.offer(r)) Thread.onSpinWait();
+        if (Thread.currentThread() != thread) channel.wakeup();
+    }
+
+    private int runCommands() {
+        int n = 0;
+        Runnable r;
+        while ((r = commands.poll()) != null) {
+            n++;
+            try {
+                r.run();
+            } catch (RuntimeException e) {
+                LOG.log(System.Logger.Level.ERROR, "CM command failed", e);
+            }
+        }
+        return n;
+    }
+
+    private int pollAsyncEvents() {
+        int n = 0;
+        for (DeviceResources d : devices.values()) {
+            AsyncEvent ev;
+            while ((ev = d.device().pollAsyncEvent(0)) != null) {
+                n++;
+                onAsyncEvent(ev);
+            }
+        }
+        return n;
+    }
+
+    private void onAsyncEvent(AsyncEvent ev) {
+        RdmaQueue q = byQpNum.get(ev.qpNum());
+        switch (ev.type()) {
+            case COMM_EST -> {
+                // A receive completed before the RTU: tell the CM so ESTABLISHED follows (seed 004). Not an error.
+                if (q != null) {
+                    try {
+                        q.cmId().notifyEstablished();
+                    } catch (RuntimeException e) {
+                        LOG.log(System.Logger.Level.DEBUG, "rdma_notify: " + e.getMessage());
+                    }
+                }
+            }
+            case QP_FATAL, QP_REQ_ERR, QP_ACCESS_ERR -> {
+                if (q != null) {
+                    LOG.log(System.Logger.Level.WARNING, "async event {0} on qp {1}", ev.type(), ev.qpNum());
+                    q.poller().submitCommand(p -> q.startDrain("async event " + ev.type(), true));
+                }
+            }
+            case SQ_DRAINED, QP_LAST_WQE_REACHED -> { }
+            default -> LOG.log(System.Logger.Level.INFO, "async event {0} (qp {1})", ev.type(), ev.qpNum());
+        }
+    }
+
+    private void handle(CmEvent e) {
+        try {
+            switch (e.type()) {
+                case CONNECT_REQUEST -> {
+                    onConnectRequest(e);
+                    return; // acked inside (a rejected id is destroyed after the ack)
+                }
+                case ESTABLISHED -> {
+                    if (e.id().context() instanceof RdmaQueue q) q.poller().submitCommand(p -> q.onEstablished());
+                }
+                case DISCONNECTED, CONNECT_ERROR, UNREACHABLE, REJECTED, DEVICE_REMOVAL -> {
+                    if (e.id().context() instanceof RdmaQueue q) {
+                        String why = "CM " + e.type();
+                        // The host went away: the QP is (or will be) in error; disconnect our side as well.
+                        q.poller().submitCommand(p -> q.startDrain(why, true));
+                    }
+                }
+                case TIMEWAIT_EXIT, ADDR_CHANGE -> { }
+                default -> LOG.log(System.Logger.Level.DEBUG, "CM event {0}", e.type());
+            }
+        } finally {
+            e.ack();
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------------------------
+    // Connect
+
+    private void onConnectRequest(CmEvent e) {
+        CmId id = e.id();
+        PortListener listener = e.listenId() == null ? null : (PortListener) e.listenId().context();
+        RejectReason reason;
+        RdmaQueue queue = null;
+        if (listener == null) {
+            reason = RejectReason.UNKNOWN_PORT;
+        } else if (shuttingDown) {
+            reason = RejectReason.NO_RESOURCES;
+        } else {
+            ConnectionParameters params = e.parameters();
+            ConnectRequestData data = ConnectRequestData.parse(params.privateData());
+            if (data == null) {
+                reason = RejectReason.INVALID_PRIVATE_DATA_LENGTH;
+            } else {
+                reason = data.validate(listener.config(), config.maxIoQueues());
+                if (reason == null) {
+                    Object result = createQueue(id, listener.config(), data, params);
+                    if (result instanceof RejectReason r) reason = r; else queue = (RdmaQueue) result;
+                }
+            }
+        }
+        if (queue == null) {
+            metrics.reject(reason);
+            LOG.log(System.Logger.Level.INFO, "rejecting connect from {0}: {1}", safePeer(id), reason);
+            try {
+                id.reject(RdmaCmStatus.rejectPrivateData(RdmaCmStatus.statusOf(reason)));
+            } catch (RuntimeException ex) {
+                LOG.log(System.Logger.Level.WARNING, "rdma_reject failed: " + ex.getMessage());
+            }
+            e.ack();
+            id.close();
+            return;
+        }
+        e.ack();
+        metrics.queuesAccepted.increment();
+    }
+
+    private static String safePeer(CmId id) {
+        try {
+            return String.valueOf(id.peerAddress());
+        } catch (RuntimeException e) {
+            return "?";
+        }
+    }
+
+    /** Sizes and builds the queue, posts receives, accepts. Returns the queue or a reject reason. */
+    private Object createQueue(CmId id, RdmaPortConfig port, ConnectRequestData data, ConnectionParameters params) {
+        Device device = id.device();
+        DeviceResources res = devices.computeIfAbsent(device, DeviceResources::new);
+        DeviceAttributes attrs = res.attributes();
+        // The CM reports the host's responder resources as our initiator depth: READs we may have outstanding.
+        if (params.initiatorDepth() == 0) return RejectReason.INVALID_IRD;
+        if (attrs.maxQpInitRdAtom() == 0) return RejectReason.INVALID_ORD;
+        int readDepth = Math.min(params.initiatorDepth(), attrs.maxQpInitRdAtom());
+        int depth = data.queueDepth();
+        int maxWr = attrs.maxQpWr();
+        // Send budget: a response chain is at most 2 WRs (WRITE + SEND) and a READ 1, for up to 2*depth contexts.
+        int sendBudget = Math.min(2 * depth + readDepth, maxWr - 1);
+        if (sendBudget < 2 || depth + 1 > maxWr) return RejectReason.NO_RESOURCES;
+        int cqEntries = sendBudget + 1 + depth + 1;
+
+        Poller poller = pollers[nextPoller++ % pollers.length];
+        PollerDevice pd;
+        try {
+            pd = poller.deviceFor(res);
+        } catch (RuntimeException ex) {
+            LOG.log(System.Logger.Level.ERROR, "cannot create CQ on " + device.name() + ": " + ex.getMessage());
+            return RejectReason.NO_RESOURCES;
+        }
+        if (!pd.reserveCq(cqEntries)) return RejectReason.NO_RESOURCES;
+        int slot = poller.allocateSlot();
+        if (slot < 0) {
+            pd.releaseCq(cqEntries);
+            return RejectReason.NO_RESOURCES;
+        }
+        RegisteredRegion recv = null;
+        RegisteredRegion resp = null;
+        QueuePair qp = null;
+        CommandQueue cq = null;
+        try {
+            int contexts = RdmaQueue.contextCount(depth);
+            recv = res.slabs().allocate((long) contexts * RdmaQueue.recvBufferSize(port.inCapsuleDataSize()));
+            resp = res.slabs().allocate((long) contexts * RdmaQueue.RESPONSE_SLOT);
+            qp = id.createQueuePair(new QpInitAttributes(res.protectionDomain(), pd.cq(), pd.cq(),
+                    new QpCapabilities(sendBudget + 1, depth + 1, 1, 1, 0), false));
+            boolean invalidate = config.remoteInvalidation() && res.supportsRemoteInvalidation();
+            RdmaQueue q = new RdmaQueue(poller, pd, metrics, id, qp, slot, port.portId(), data.qid(), depth,
+                    port.inCapsuleDataSize(), config.maxIoSize(), invalidate, sendBudget, readDepth, cqEntries,
+                    recv, resp, safePeer(id));
+            cq = acceptor.openQueue(port.portId(), data.qid(), depth, q);
+            if (cq == null) throw new IllegalStateException("core refused the queue");
+            q.attach(cq);
+            id.context(q);
+            poller.publish(q);
+            int rc = q.postInitialReceives();
+            if (rc != 0) throw new IllegalStateException("ibv_post_recv failed: errno " + rc);
+            byQpNum.put(qp.qpNum(), q);
+            open.add(q);
+            metrics.queuesOpen.incrementAndGet();
+            try {
+                id.accept(new ConnectionParameters(RdmaCmStatus.acceptPrivateData(depth), 0, readDepth, 1, 0, 7,
+                        false, 0));
+            } catch (RuntimeException ex) {
+                // Receives are posted: the queue must drain like any other.
+                LOG.log(System.Logger.Level.WARNING, "rdma_accept failed: " + ex.getMessage());
+                poller.submitCommand(p -> q.startDrain("accept failed", true));
+            }
+            LOG.log(System.Logger.Level.INFO, "accepted qid {0} depth {1} from {2} (poller {3}, read depth {4})",
+                    data.qid(), depth, q.peer(), poller.index(), readDepth);
+            return q;
+        } catch (RuntimeException ex) {
+            LOG.log(System.Logger.Level.WARNING, "connect of qid " + data.qid() + " failed: " + ex.getMessage());
+            if (cq != null) cq.close();
+            id.context(null);
+            poller.freeSlot(slot);
+            if (qp != null) {
+                try {
+                    id.destroyQueuePair();
+                } catch (RuntimeException ignored) {
+                    // the id is destroyed right after the reject anyway
+                }
+            }
+            if (recv != null) res.slabs().release(recv);
+            if (resp != null) res.slabs().release(resp);
+            pd.releaseCq(cqEntries);
+            return RejectReason.NO_RESOURCES;
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------------------------
+    // Release (after the poller drained the queue)
+
+    private void finishQueue(RdmaQueue q) {
+        try {
+            q.cmId().destroyQueuePair();
+        } catch (RuntimeException e) {
+            LOG.log(System.Logger.Level.WARNING, "rdma_destroy_qp: " + e.getMessage());
+        }
+        try {
+            q.cmId().close();
+        } catch (RuntimeException e) {
+            LOG.log(System.Logger.Level.WARNING, "rdma_destroy_id: " + e.getMessage());
+        }
+        byQpNum.values().remove(q);
+        open.remove(q);
+        DeviceResources res = q.device().resources();
+        res.slabs().release(q.recvRegion());
+        res.slabs().release(q.responseRegion());
+        q.device().releaseCq(q.cqEntries());
+        q.poller().freeSlot(q.slot());
+        metrics.queuesOpen.decrementAndGet();
+        metrics.queuesClosed.increment();
+        try {
+            if (q.commandQueue() != null) q.commandQueue().close();
+        } catch (RuntimeException e) {
+            LOG.log(System.Logger.Level.WARNING, "closing core queue: " + e.getMessage());
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------------------------
+    // Shutdown (CM thread or a test)
+
+    /** Stops listening and asks every open queue to drain. */
+    public void beginShutdown() {
+        shuttingDown = true;
+        for (PortListener l : listeners) {
+            try {
+                l.id().close();
+            } catch (RuntimeException e) {
+                LOG.log(System.Logger.Level.WARNING, "closing listener: " + e.getMessage());
+            }
+        }
+        listeners.clear();
+        for (RdmaQueue q : List.copyOf(open)) {
+            q.poller().submitCommand(p -> q.startDrain("target shutting down", true));
+        }
+    }
+
+    /** Open (not yet released) queues. */
+    public int openQueues() { return open.size(); }
+
+    public List<RdmaQueue> queues() { return List.copyOf(open); }
+
+    /** Releases device resources (PDs, slabs); after every queue is released and the pollers are closed. */
+    public void closeDevices() {
+        for (DeviceResources d : devices.values()) d.close();
+        devices.clear();
+    }
+
+    public Map<Device, DeviceResources> deviceResources() { return devices; }
+}

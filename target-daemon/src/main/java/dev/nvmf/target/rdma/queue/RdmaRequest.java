@@ -1,0 +1,111 @@
+package dev.nvmf.target.rdma.queue;
+
+import dev.nvmf.target.core.NvmeRequest;
+import dev.nvmf.target.rdma.memory.BufferPool;
+import dev.nvmf.verbs.RecvWorkRequest;
+import dev.nvmf.verbs.ScatterGatherEntry;
+import dev.nvmf.verbs.SendWorkRequest;
+
+import java.lang.foreign.MemorySegment;
+
+/**
+ * One command context of a queue (kernel: {@code nvmet_rdma_rsp} plus its {@code nvmet_rdma_cmd}): its own
+ * receive buffer (SQE + in-capsule data), response buffer, and prebuilt native work requests. A queue keeps twice
+ * as many contexts as receives it posts: when a capsule arrives, a <em>different</em> free context's buffer is
+ * reposted at once, and this context keeps its receive buffer (SQE and in-capsule data stay valid, no copy) until
+ * its response SEND completes. Only then is it reused (shared/seeds/003).
+ */
+public final class RdmaRequest {
+    // States; an int so the hot path compares without enum loads.
+    public static final int FREE = 0;
+    public static final int RECV_POSTED = 1;
+    public static final int PARKED = 2;          // arrived before ESTABLISHED, kept in order (seed 004)
+    public static final int WAIT_BUFFER = 3;     // waits for a registered data buffer
+    public static final int WAIT_READ = 4;       // waits for READ depth / send budget
+    public static final int READING = 5;         // RDMA READ posted
+    public static final int IN_CORE = 6;         // begin/execute handed it to the core; complete() not yet seen
+    public static final int WAIT_SEND = 7;       // response ready, waits for send budget
+    public static final int SENDING = 8;         // response chain posted, SEND completion not yet seen
+    public static final int COMPLETED = 9;       // complete() queued to the poller (between threads)
+
+    final RdmaQueue queue;
+    final int index;
+    final NvmeRequest nvme;
+    final MemorySegment recvBuffer;
+    final MemorySegment command;
+    final MemorySegment inCapsuleData;
+    final MemorySegment response;
+    final RecvWorkRequest recvWr;
+    final ScatterGatherEntry recvSge;
+    final SendWorkRequest dataWr;
+    final ScatterGatherEntry dataSge;
+    final SendWorkRequest sendWr;
+    final ScatterGatherEntry sendSge;
+
+    int state = FREE;
+    int receivedLength;
+    /** SGL1 as parsed: keyed (RDMA) or in-capsule. */
+    boolean keyed;
+    boolean inCapsule;
+    boolean invalidate;
+    long remoteAddress;
+    int remoteKey;
+    int sglLength;
+    int sglOffset;
+    /** Data buffer, when it holds one. */
+    BufferPool pool;
+    int bufferIndex = -1;
+    /** Send-queue slots reserved by the chain in flight (released on its signaled completion). */
+    int sendSlots;
+    boolean holdsRead;
+    /** Set while the core holds it (begin refused or execute called, complete() not yet processed). */
+    boolean inCore;
+    /** Intrusive FIFO link: parked, waiter and repost lists (a context is on at most one at a time). */
+    RdmaRequest next;
+
+    RdmaRequest(RdmaQueue queue, int index, MemorySegment recvBuffer, MemorySegment response,
+                MemorySegment wrMemory) {
+        this.queue = queue;
+        this.index = index;
+        this.nvme = new NvmeRequest(index);
+        this.recvBuffer = recvBuffer;
+        this.command = recvBuffer.asSlice(0, 64);
+        this.inCapsuleData = recvBuffer.asSlice(64);
+        this.response = response.asSlice(0, 16);
+        long o = 0;
+        this.recvWr = new RecvWorkRequest(wrMemory.asSlice(o, RecvWorkRequest.SIZE));
+        o += 32;
+        this.recvSge = new ScatterGatherEntry(wrMemory.asSlice(o, ScatterGatherEntry.SIZE));
+        o += 16;
+        this.dataWr = new SendWorkRequest(wrMemory.asSlice(o, SendWorkRequest.SIZE));
+        o += SendWorkRequest.SIZE;
+        this.dataSge = new ScatterGatherEntry(wrMemory.asSlice(o, ScatterGatherEntry.SIZE));
+        o += 16;
+        this.sendWr = new SendWorkRequest(wrMemory.asSlice(o, SendWorkRequest.SIZE));
+        o += SendWorkRequest.SIZE;
+        this.sendSge = new ScatterGatherEntry(wrMemory.asSlice(o, ScatterGatherEntry.SIZE));
+    }
+
+    /** Bytes of native memory the prebuilt work requests of one context take. */
+    static final int WR_MEMORY = 32 + 16 + SendWorkRequest.SIZE + 16 + SendWorkRequest.SIZE + 16;
+
+    public int index() { return index; }
+
+    public RdmaQueue queue() { return queue; }
+
+    public int state() { return state; }
+
+    public NvmeRequest nvme() { return nvme; }
+
+    public boolean holdsBuffer() { return bufferIndex >= 0; }
+
+    void clearSgl() {
+        keyed = false;
+        inCapsule = false;
+        invalidate = false;
+        remoteAddress = 0;
+        remoteKey = 0;
+        sglLength = 0;
+        sglOffset = 0;
+    }
+}

@@ -1,0 +1,62 @@
+package dev.nvmf.target.rdma.queue;
+
+/**
+ * The per-QP send-queue budget and RDMA READ depth (shared/seeds/003, nvmf-rdma.md section 4). Every chain is
+ * reserved whole (its data WRs + the SEND) before it is posted and given back when its signaled completion is
+ * polled, so the SQ can never overflow; outstanding READs never exceed the negotiated initiator depth.
+ * Single-threaded (the owning poller).
+ */
+public final class SendBudget {
+    private final int capacity;
+    private final int readCapacity;
+    private int available;
+    private int readAvailable;
+
+    public SendBudget(int capacity, int readCapacity) {
+        if (capacity < 2 || readCapacity < 1) throw new IllegalArgumentException("capacity " + capacity
+                + ", read depth " + readCapacity);
+        this.capacity = capacity;
+        this.readCapacity = readCapacity;
+        this.available = capacity;
+        this.readAvailable = readCapacity;
+    }
+
+    public int capacity() { return capacity; }
+
+    public int readCapacity() { return readCapacity; }
+
+    public int available() { return available; }
+
+    public int readAvailable() { return readAvailable; }
+
+    public boolean fits(int slots) { return available >= slots; }
+
+    public boolean fitsRead() { return readAvailable >= 1 && available >= 1; }
+
+    public void reserve(int slots) {
+        if (slots > available) throw new IllegalStateException("send budget overdrawn: " + slots + " > " + available);
+        available -= slots;
+    }
+
+    /** One READ: one READ credit and one SQ slot. */
+    public void reserveRead() {
+        if (readAvailable < 1 || available < 1) throw new IllegalStateException("READ budget overdrawn");
+        readAvailable--;
+        available--;
+    }
+
+    public void release(int slots) {
+        available += slots;
+        if (available > capacity) throw new IllegalStateException("send budget over-released: " + available);
+    }
+
+    public void releaseRead() {
+        readAvailable++;
+        available++;
+        if (readAvailable > readCapacity || available > capacity) {
+            throw new IllegalStateException("READ budget over-released");
+        }
+    }
+
+    public boolean idle() { return available == capacity && readAvailable == readCapacity; }
+}
