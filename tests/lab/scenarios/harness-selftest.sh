@@ -33,4 +33,8 @@ lab_result hang_rc $?
 # The JDK runs in the guest.
 run_step java-version 120 "$LAB_JAVA_HOME/bin/java" -XX:-UsePerfData -version || lab_die "java -version failed"
 lab_result java_ok 1
+
+# This build's classes run in the guest from the host's paths (LAB_CLASSPATH); the exit status comes back.
+run_java probe 120 dev.nvmf.tests.lab.LabGuestProbe hello 5
+lab_result probe_rc $?
 exit "${SELFTEST_EXIT:-0}"

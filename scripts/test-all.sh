@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# The whole test suite: unit and integration tests of every module (mvn verify), then the VM lab tests
+# (JUnit tag "lab": real RDMA in a QEMU guest, see tests/lab/README.md). Exits non-zero if anything fails.
+#
+#   scripts/test-all.sh            # what CI runs (.ci/run)
+#
+# Environment: NVMF_BUILD_DIR (Maven output folder per module, default target), NVMF_SKIP_LAB=1 (unit and
+# integration tests only), NVMF_UNIT_TIMEOUT / NVMF_LAB_TIMEOUT (seconds for each phase; defaults keep the
+# total well under 40 minutes on 2 cores), CI=true (lab tests fail instead of skipping where the lab cannot run).
+set -uo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+ROOT=$PWD
+
+# Packages (qemu, Debian kernel, rdma-core, nvme-cli, fio, ...): installed when missing and we are root.
+if [ "$(id -u)" = 0 ]; then
+  bash scripts/setup.sh || { echo "test-all: scripts/setup.sh failed" >&2; exit 1; }
+else
+  bash scripts/setup.sh --check || echo "test-all: packages are missing and we are not root; run scripts/setup.sh as root" >&2
+fi
+# shellcheck source=env.sh
+. scripts/env.sh
+echo "test-all: JDK $JAVA_HOME; $(mvn -v 2>/dev/null | head -n1)"
+
+BUILD_DIR=${NVMF_BUILD_DIR:-target}
+LOGDIR=$ROOT/$BUILD_DIR/test-all
+mkdir -p "$LOGDIR"
+MVN=(mvn -B -DbuildDir="$BUILD_DIR")
+
+# Surefire's per-module summary lines and the failures, from a Maven log.
+summary() {
+  grep -E '^\[(INFO|WARNING|ERROR)\] (Tests run:|Failures:|Errors:|  [A-Za-z].*(:[0-9]+|»))|Reactor Summary|SUCCESS \[|FAILURE \[|SKIPPED$|BUILD (SUCCESS|FAILURE)' "$1" \
+    | grep -v -- ' -- in ' || true
+}
+
+start=$(date +%s)
+echo "==== test-all: unit and integration tests (mvn verify)"
+timeout -k 30 "${NVMF_UNIT_TIMEOUT:-1200}" "${MVN[@]}" verify 2>&1 | tee "$LOGDIR/verify.log"
+unit_rc=${PIPESTATUS[0]}
+[ "$unit_rc" = 124 ] && echo "test-all: mvn verify TIMED OUT after ${NVMF_UNIT_TIMEOUT:-1200}s" | tee -a "$LOGDIR/verify.log"
+mid=$(date +%s)
+
+lab_rc=0
+if [ "$unit_rc" = 0 ] && [ -z "${NVMF_SKIP_LAB:-}" ]; then
+  echo "==== test-all: VM lab tests (tag lab)"
+  # -am builds the modules the tests need (already built: up to date); only tests tagged "lab" run.
+  timeout -k 30 "${NVMF_LAB_TIMEOUT:-1080}" "${MVN[@]}" -pl tests -am test -Dgroups=lab -DexcludedGroups=none \
+    -Dsurefire.failIfNoSpecifiedTests=false 2>&1 | tee "$LOGDIR/lab.log"
+  lab_rc=${PIPESTATUS[0]}
+  [ "$lab_rc" = 124 ] && echo "test-all: lab tests TIMED OUT after ${NVMF_LAB_TIMEOUT:-1080}s" | tee -a "$LOGDIR/lab.log"
+elif [ "$unit_rc" != 0 ]; then
+  echo "==== test-all: lab tests not run: mvn verify failed"
+  lab_rc=1
+fi
+end=$(date +%s)
+
+echo
+echo "==== test-all summary: unit+integration $((mid - start)) s, lab $((end - mid)) s (logs in $LOGDIR)"
+echo "---- mvn verify (exit $unit_rc)"
+summary "$LOGDIR/verify.log"
+if [ -f "$LOGDIR/lab.log" ] && [ -z "${NVMF_SKIP_LAB:-}" ] && [ "$unit_rc" = 0 ]; then
+  echo "---- lab tests (exit $lab_rc)"
+  summary "$LOGDIR/lab.log"
+  grep -hE '^lab( reference)?: ' "$LOGDIR/lab.log" | grep -E 'passed|FAILED|HUNG|DIED|TIMED|IOPS|SKIPPED' || true
+fi
+if [ "$unit_rc" = 0 ] && [ "$lab_rc" = 0 ]; then
+  echo "test-all: PASS"
+  exit 0
+fi
+echo "test-all: FAIL (mvn verify exit $unit_rc, lab exit $lab_rc)"
+exit 1

@@ -1,0 +1,26 @@
+#!/bin/bash
+# The Java verbs conformance scenario (dev.nvmf.tests.verbs.VerbsScenario, in tests/src/main/java) on the
+# guest's Soft-RoCE devices rxe0 (10.77.0.1) and rxe1 (10.77.0.2), run with this build's classes
+# (LAB_CLASSPATH). It prints "VERBS-SCENARIO: PASS" on success.
+#
+# Environment: VERBS_MAIN (main class; default above), VERBS_ARGS (arguments, split on spaces),
+# VERBS_TIMEOUT (seconds, default 300). Results: verbs_exit, verbs_pass, verbs_java_s.
+. "$LAB_REPO/tests/lab/guest/lib.sh"
+set -u
+MAIN=${VERBS_MAIN:-dev.nvmf.tests.verbs.VerbsScenario}
+# shellcheck disable=SC2206
+ARGS=(${VERBS_ARGS:-})
+
+t0=$(cut -d' ' -f1 /proc/uptime)
+run_java verbs-scenario "${VERBS_TIMEOUT:-300}" "$MAIN" "${ARGS[@]}"
+rc=$?
+lab_result verbs_java_s "$(lab_elapsed "$t0")"
+lab_result verbs_exit "$rc"
+# Resources the scenario may have leaked are visible after it exited (the kernel drops them with the process,
+# but a listing taken now is part of the logs for diagnosis).
+lab_collect_logs
+if [ $rc -ne 0 ]; then
+  lab_die "$MAIN exited with status $rc"
+fi
+grep -qx 'VERBS-SCENARIO: PASS' "$LAB_LOGS/verbs-scenario.log" || lab_die "no 'VERBS-SCENARIO: PASS' line"
+lab_result verbs_pass 1

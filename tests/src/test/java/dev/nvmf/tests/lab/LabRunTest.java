@@ -1,0 +1,70 @@
+package dev.nvmf.tests.lab;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.opentest4j.AssertionFailedError;
+import org.opentest4j.TestAbortedException;
+
+/** The host-side reading of a lab run's results folder, and the CI policy, without a VM (not tagged lab). */
+class LabRunTest {
+
+    @TempDir
+    Path dir;
+
+    @Test
+    void resultsKeepTheLastValueAndIgnoreComments() {
+        Map<String, String> m = LabRun.parseResults("# c\na=1\nb= x y \na=2\nnoequals\n");
+        assertEquals(Map.of("a", "2", "b", "x y"), m);
+    }
+
+    @Test
+    void deadGuestIsReportedAsSuchWithTheConsole() throws IOException {
+        Files.writeString(dir.resolve("console.log"), "Kernel panic - not syncing: Attempted to kill init\n");
+        LabRun r = new LabRun("x", LabRun.STATUS_NO_STATUS, dir, dir.resolve("lab-host.log"));
+        assertFalse(r.guestReported());
+        assertFalse(r.succeeded());
+        assertTrue(r.verdict().contains("DIED"), r.verdict());
+        assertTrue(r.describe().contains("Kernel panic"), r.describe());
+        assertThrows(AssertionError.class, r::assertSucceeded);
+    }
+
+    @Test
+    void hungVmIsReportedAsSuch() {
+        LabRun r = new LabRun("x", LabRun.STATUS_VM_TIMEOUT, dir, dir.resolve("lab-host.log"));
+        assertTrue(r.verdict().contains("HUNG"), r.verdict());
+    }
+
+    @Test
+    void scenarioFailureShowsItsLogs() throws IOException {
+        Files.writeString(dir.resolve("status"), "1\n");
+        Files.writeString(dir.resolve("scenario.err"), "FAIL: nvme connect\n");
+        Files.createDirectories(dir.resolve("logs"));
+        Files.writeString(dir.resolve("logs/daemon.log"), "listening on 10.77.0.1:4420\n");
+        Files.write(dir.resolve("logs/dmesg.txt"), new byte[] {'o', 'k', (byte) 0xff, '\n'});
+        LabRun r = new LabRun("x", 1, dir, dir.resolve("lab-host.log"));
+        assertTrue(r.guestReported());
+        String d = r.describe();
+        assertTrue(d.contains("FAILED with exit status 1"), d);
+        assertTrue(d.contains("FAIL: nvme connect"), d);
+        assertTrue(d.contains("logs/daemon.log") && d.contains("listening on 10.77.0.1:4420"), d);
+        assertEquals("listening on 10.77.0.1:4420\n", r.log("daemon").orElseThrow());
+        assertTrue(r.log("dmesg.txt").orElseThrow().startsWith("ok"));
+    }
+
+    @Test
+    void unavailableLabFailsInCiAndSkipsElsewhere() {
+        assertThrows(AssertionFailedError.class, () -> LabVm.unavailable("no qemu", Map.of("CI", "true")));
+        assertThrows(TestAbortedException.class, () -> LabVm.unavailable("no qemu", Map.of()));
+        assertThrows(TestAbortedException.class, () -> LabVm.unavailable("no qemu", Map.of("CI", "false")));
+        assertTrue(LabVm.isCi(Map.of("CI", "1")));
+    }
+}
