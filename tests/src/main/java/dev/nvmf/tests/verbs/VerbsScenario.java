@@ -1,0 +1,609 @@
+package dev.nvmf.tests.verbs;
+
+import dev.nvmf.verbs.Access;
+import dev.nvmf.verbs.CmEvent;
+import dev.nvmf.verbs.CmEventChannel;
+import dev.nvmf.verbs.CmEventType;
+import dev.nvmf.verbs.CmId;
+import dev.nvmf.verbs.CompletionChannel;
+import dev.nvmf.verbs.CompletionQueue;
+import dev.nvmf.verbs.ConnectionParameters;
+import dev.nvmf.verbs.Device;
+import dev.nvmf.verbs.DeviceInfo;
+import dev.nvmf.verbs.MemoryRegion;
+import dev.nvmf.verbs.ProtectionDomain;
+import dev.nvmf.verbs.QpCapabilities;
+import dev.nvmf.verbs.QpInitAttributes;
+import dev.nvmf.verbs.QpState;
+import dev.nvmf.verbs.QueuePair;
+import dev.nvmf.verbs.RdmaProvider;
+import dev.nvmf.verbs.RecvWorkRequest;
+import dev.nvmf.verbs.ScatterGatherEntry;
+import dev.nvmf.verbs.SendFlags;
+import dev.nvmf.verbs.SendWorkRequest;
+import dev.nvmf.verbs.WcOpcode;
+import dev.nvmf.verbs.WcStatus;
+import dev.nvmf.verbs.WorkCompletion;
+import dev.nvmf.verbs.WrOpcode;
+
+import java.io.PrintStream;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+
+import static java.lang.foreign.ValueLayout.JAVA_BYTE;
+import static java.lang.foreign.ValueLayout.JAVA_INT_UNALIGNED;
+import static java.lang.foreign.ValueLayout.JAVA_LONG_UNALIGNED;
+
+/**
+ * Provider-neutral verbs conformance scenario: both ends of one RC connection in one process, through the RDMA
+ * CM and only the {@code dev.nvmf.verbs} API. Server (the target's role) listens and accepts; client (the
+ * host's role) resolves and connects. Steps, each printed as one line:
+ * <ol>
+ *   <li>devices, listen, resolve (address and route), connect/accept with private data checked both ways;</li>
+ *   <li>SEND client to server (completion-channel wakeup), SEND back advertising a buffer and its rkey;</li>
+ *   <li>RDMA WRITE and RDMA READ against the advertised buffer, bytes checked on both sides;</li>
+ *   <li>a chain of unsignaled WRITEs ended by a signaled one: exactly one completion;</li>
+ *   <li>SEND_WITH_INV from the server invalidating an rkey the client advertised (IBV_WC_WITH_INV + rkey);</li>
+ *   <li>orderly disconnect: DISCONNECTED on both sides, every receive still posted flushed (WR_FLUSH_ERR), in
+ *       order; then teardown.</li>
+ * </ol>
+ * Every wait is a poll loop bounded by {@link Config#stepTimeoutMillis()}; nothing sleeps.
+ *
+ * <p>{@code main(provider serverAddress clientAddress port [stepTimeoutMillis])}, e.g. in the lab:
+ * {@code ffm 10.77.0.1 10.77.0.2 4791}. Prints {@code VERBS-SCENARIO: PASS} and exits 0, or
+ * {@code VERBS-SCENARIO: FAIL <step>: <why>} and exits 1.
+ */
+public final class VerbsScenario {
+    /** Provider names to implementation classes, loaded reflectively so the scenario sees only the API. */
+    private static final Map<String, String> PROVIDERS = Map.of(
+            "ffm", "dev.nvmf.verbs.ffm.FfmProvider",
+            "soft", "dev.nvmf.verbs.soft.SoftFabric");
+
+    private static final int RECV_COUNT = 8;
+    private static final int MSG_SIZE = 512;
+    private static final int RDMA_SIZE = 4096;
+    private static final int SLAB = 64 * 1024;
+    // Slab layout (same on both sides).
+    private static final long RECV_AREA = 0;              // RECV_COUNT x 1 KiB
+    private static final int RECV_SLOT = 1024;
+    private static final long SEND_AREA = 8 * 1024;       // outgoing messages
+    private static final long REMOTE_AREA = 16 * 1024;    // what the peer writes to / reads from (16 KiB)
+    private static final long LOCAL_AREA = 32 * 1024;     // local source / sink of RDMA operations (16 KiB)
+    private static final int INV_REGION_SIZE = 4096;      // separately registered, invalidated remotely
+
+    private static final long MAGIC_CLIENT = 0x314e43534d564e4eL; // "NNVMSCN1" little endian
+    private static final long MAGIC_SERVER = 0x324e43534d564e4eL;
+    private static final byte[] CLIENT_PRIVATE = "nvmf-verbs-scenario:client".getBytes(StandardCharsets.US_ASCII);
+    private static final byte[] SERVER_PRIVATE = "nvmf-verbs-scenario:server:accept".getBytes(StandardCharsets.US_ASCII);
+
+    /**
+     * @param serverBind         address the server listens on (e.g. 10.77.0.1:4791)
+     * @param clientSource       local address of the client (e.g. 10.77.0.2:0), or null to let the CM choose
+     * @param serverDestination  address the client connects to (normally serverBind)
+     * @param stepTimeoutMillis  bound of every wait
+     */
+    public record Config(InetSocketAddress serverBind, InetSocketAddress clientSource,
+                         InetSocketAddress serverDestination, long stepTimeoutMillis, PrintStream out) {
+        public Config {
+            if (out == null) out = System.out;
+            if (serverDestination == null) serverDestination = serverBind;
+        }
+    }
+
+    /** The outcome: passed, or the first step that failed and why; plus one line per step run. */
+    public record Result(boolean passed, String failedStep, String reason, List<String> lines) {
+        public String summary() {
+            return passed ? "VERBS-SCENARIO: PASS" : "VERBS-SCENARIO: FAIL " + failedStep + ": " + reason;
+        }
+    }
+
+    /** A step's failure, with the step's name. */
+    static final class StepFailure extends RuntimeException {
+        final String step;
+
+        StepFailure(String step, String why) {
+            super(why);
+            this.step = step;
+        }
+    }
+
+    /** A work completion copied to the heap. */
+    record Wc(long wrId, int status, int opcode, int byteLen, int invalidatedRkey, int flags) {
+        @Override
+        public String toString() {
+            return "wc{wr_id=" + wrId + " " + WcStatus.name(status) + " opcode=" + opcode + " len=" + byteLen
+                    + " flags=0x" + Integer.toHexString(flags) + " inv_rkey=0x" + Integer.toHexString(invalidatedRkey) + "}";
+        }
+    }
+
+    /** One end of the connection: its device, PD, CQ with a completion channel, QP and registered slab. */
+    private static final class Side implements AutoCloseable {
+        final String name;
+        final Arena arena = Arena.ofShared();
+        final MemorySegment slab;
+        final MemorySegment invRegionMemory;
+        Device device;
+        ProtectionDomain pd;
+        CompletionChannel channel;
+        CompletionQueue cq;
+        MemoryRegion mr;
+        MemoryRegion invRegion;
+        QueuePair qp;
+        final WorkCompletion wc;
+        final RecvWorkRequest[] recvs = new RecvWorkRequest[RECV_COUNT];
+        final SendWorkRequest[] sends = new SendWorkRequest[8];
+        final ScatterGatherEntry sges;
+        final ScatterGatherEntry[] sge = new ScatterGatherEntry[8 + RECV_COUNT];
+
+        Side(String name) {
+            this.name = name;
+            this.slab = arena.allocate(SLAB, 4096);
+            this.invRegionMemory = arena.allocate(INV_REGION_SIZE, 4096);
+            this.wc = WorkCompletion.allocate(arena, 16);
+            this.sges = ScatterGatherEntry.allocate(arena, sge.length);
+            for (int i = 0; i < sge.length; i++) sge[i] = sges.at(i);
+            for (int i = 0; i < recvs.length; i++) recvs[i] = RecvWorkRequest.allocate(arena);
+            for (int i = 0; i < sends.length; i++) sends[i] = SendWorkRequest.allocate(arena);
+        }
+
+        void create(Device device, CmId id) {
+            this.device = device;
+            pd = device.allocProtectionDomain();
+            channel = device.createCompletionChannel();
+            cq = device.createCompletionQueue(64, channel);
+            mr = pd.register(slab, Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ);
+            invRegion = pd.register(invRegionMemory, Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ);
+            qp = id.createQueuePair(new QpInitAttributes(pd, cq, cq,
+                    new QpCapabilities(16, RECV_COUNT, 1, 1, 0), false));
+        }
+
+        /** Posts every receive buffer, one chain, wr_id = base + slot. */
+        int postAllReceives(long base) {
+            for (int i = 0; i < RECV_COUNT; i++) {
+                ScatterGatherEntry s = sge[8 + i];
+                s.set(mr.address() + RECV_AREA + (long) i * RECV_SLOT, RECV_SLOT, mr.lkey());
+                recvs[i].wrId(base + i).sgList(s, 1).next(i + 1 < RECV_COUNT ? recvs[i + 1] : null);
+            }
+            return qp.postRecv(recvs[0]);
+        }
+
+        MemorySegment recvSlot(long slot) {
+            return slab.asSlice(RECV_AREA + slot * RECV_SLOT, RECV_SLOT);
+        }
+
+        @Override
+        public void close() {
+            // Reverse order of creation; each step tolerates the previous one having failed.
+            closeQuietly(invRegion);
+            closeQuietly(mr);
+            closeQuietly(cq);
+            closeQuietly(channel);
+            closeQuietly(pd);
+            arena.close();
+        }
+    }
+
+    private final RdmaProvider provider;
+    private final Config config;
+    private final List<String> lines = new ArrayList<>();
+    private String currentStep = "init";
+
+    private VerbsScenario(RdmaProvider provider, Config config) {
+        this.provider = provider;
+        this.config = config;
+    }
+
+    /** Runs the whole scenario on {@code provider}; never throws for a scenario failure. */
+    public static Result run(RdmaProvider provider, Config config) {
+        return new VerbsScenario(provider, config).execute();
+    }
+
+    private void ok(String detail) {
+        String line = "STEP " + currentStep + ": ok" + (detail.isEmpty() ? "" : " (" + detail + ")");
+        lines.add(line);
+        config.out().println(line);
+        config.out().flush();
+    }
+
+    private void step(String name) { currentStep = name; }
+
+    private StepFailure fail(String why) { return new StepFailure(currentStep, why); }
+
+    private void check(boolean condition, String why) {
+        if (!condition) throw fail(why);
+    }
+
+    private Result execute() {
+        CmEventChannel serverEvents = null;
+        CmEventChannel clientEvents = null;
+        CmId listener = null;
+        CmId serverId = null;
+        CmId clientId = null;
+        Side server = new Side("server");
+        Side client = new Side("client");
+        boolean teardownDone = false;
+        try {
+            step("devices");
+            List<DeviceInfo> devices = provider.listDevices();
+            check(!devices.isEmpty(), "provider " + provider.name() + " lists no RDMA devices");
+            StringBuilder d = new StringBuilder();
+            for (DeviceInfo info : devices) {
+                if (d.length() > 0) d.append(", ");
+                d.append(info.name()).append(" ports=").append(info.ports().size());
+                if (!info.ports().isEmpty()) {
+                    d.append(' ').append(info.ports().getFirst().stateName())
+                            .append(" gids=").append(info.ports().getFirst().gids().size());
+                }
+            }
+            ok(d.toString());
+
+            step("listen");
+            serverEvents = provider.createEventChannel();
+            clientEvents = provider.createEventChannel();
+            listener = serverEvents.createId("listener-context");
+            listener.bind(config.serverBind());
+            listener.listen(8);
+            ok("bound " + listener.localAddress());
+
+            step("resolve");
+            clientId = clientEvents.createId("client-context");
+            clientId.resolveAddress(config.clientSource(), config.serverDestination(), (int) config.stepTimeoutMillis());
+            expect(clientEvents, CmEventType.ADDR_RESOLVED, clientId).ack();
+            clientId.resolveRoute((int) config.stepTimeoutMillis());
+            expect(clientEvents, CmEventType.ROUTE_RESOLVED, clientId).ack();
+            Device clientDevice = clientId.device();
+            check(clientDevice != null, "client id has no device after route resolution");
+            check(clientId.device() == clientDevice, "device() returned a different object for the same context");
+            ok("client on " + clientDevice.name() + " local " + clientId.localAddress());
+
+            step("client-resources");
+            client.create(clientDevice, clientId);
+            check(client.qp == clientId.queuePair(), "queuePair() is not the QP createQueuePair returned");
+            int rc = client.postAllReceives(100);
+            check(rc == 0, "post_recv returned errno " + rc);
+            check(clientDevice.attributes().maxQpInitRdAtom() > 0, "device allows no RDMA READ as initiator");
+            ok("qp " + client.qp.qpNum() + " caps " + client.qp.capabilities() + " lkey 0x"
+                    + Integer.toHexString(client.mr.lkey()));
+
+            step("connect");
+            clientId.connect(new ConnectionParameters(CLIENT_PRIVATE, 4, 4, 0, 7, 7, false, 0));
+            CmEvent request = expect(serverEvents, CmEventType.CONNECT_REQUEST, null);
+            serverId = request.id();
+            check(request.listenId() == listener, "CONNECT_REQUEST listenId is not the listener object");
+            check("listener-context".equals(serverId.context()),
+                    "new id did not inherit the listener's context: " + serverId.context());
+            byte[] got = request.parameters().privateData();
+            check(startsWith(got, CLIENT_PRIVATE), "server got private data " + printable(got));
+            int initiatorDepth = request.parameters().initiatorDepth();
+            request.ack();
+            Device serverDevice = serverId.device();
+            check(serverDevice != null, "connect request id has no device");
+            check(listener.device() == null || listener.device() == serverDevice,
+                    "listener and its connection on the same context gave different Device objects");
+            check(serverDevice != clientDevice, "server and client share one Device object but are different ends");
+            ok("server on " + serverDevice.name() + ", request from " + serverId.peerAddress() + ", "
+                    + got.length + " bytes private data, initiator_depth " + initiatorDepth);
+
+            step("accept");
+            server.create(serverDevice, serverId);
+            rc = server.postAllReceives(200);
+            check(rc == 0, "server post_recv returned errno " + rc);
+            serverId.accept(new ConnectionParameters(SERVER_PRIVATE, 4, 4, 0, 7, 7, false, 0));
+            CmEvent established = expect(clientEvents, CmEventType.ESTABLISHED, clientId);
+            byte[] back = established.parameters() == null ? new byte[0] : established.parameters().privateData();
+            established.ack();
+            check(startsWith(back, SERVER_PRIVATE), "client got accept private data " + printable(back));
+            expect(serverEvents, CmEventType.ESTABLISHED, serverId).ack();
+            check(client.qp.state() == QpState.RTS, "client QP is " + client.qp.state() + ", not RTS");
+            check(server.qp.state() == QpState.RTS, "server QP is " + server.qp.state() + ", not RTS");
+            ok("ESTABLISHED both sides; client got " + back.length + " bytes private data");
+
+            step("send");
+            MemorySegment hello = client.slab.asSlice(SEND_AREA, MSG_SIZE);
+            fillPattern(hello, 1);
+            hello.set(JAVA_LONG_UNALIGNED, 0, MAGIC_CLIENT);
+            hello.set(JAVA_LONG_UNALIGNED, 8, client.invRegion.address());
+            hello.set(JAVA_INT_UNALIGNED, 16, client.invRegion.rkey());
+            client.sge[0].set(client.mr.address() + SEND_AREA, MSG_SIZE, client.mr.lkey());
+            client.sends[0].wrId(1).next(null).sgList(client.sge[0], 1).opcode(WrOpcode.SEND)
+                    .sendFlags(SendFlags.SIGNALED);
+            rc = client.qp.postSend(client.sends[0]);
+            check(rc == 0, "post_send returned errno " + rc);
+            Wc recv = awaitCompletions(server, 1, true).getFirst();
+            expectWc(recv, 200, WcStatus.SUCCESS, WcOpcode.RECV);
+            check(recv.byteLen() == MSG_SIZE, "received " + recv.byteLen() + " bytes, sent " + MSG_SIZE);
+            check(server.recvSlot(0).asSlice(0, MSG_SIZE).mismatch(hello) == -1, "SEND payload differs at byte "
+                    + server.recvSlot(0).asSlice(0, MSG_SIZE).mismatch(hello));
+            expectWc(awaitCompletions(client, 1, false).getFirst(), 1, WcStatus.SUCCESS, WcOpcode.SEND);
+            long invAddress = server.recvSlot(0).get(JAVA_LONG_UNALIGNED, 8);
+            int invRkey = server.recvSlot(0).get(JAVA_INT_UNALIGNED, 16);
+            ok(MSG_SIZE + " bytes, server woken through its completion channel");
+
+            step("send-back");
+            MemorySegment reply = server.slab.asSlice(SEND_AREA, MSG_SIZE);
+            fillPattern(reply, 2);
+            reply.set(JAVA_LONG_UNALIGNED, 0, MAGIC_SERVER);
+            reply.set(JAVA_LONG_UNALIGNED, 8, server.mr.address() + REMOTE_AREA);
+            reply.set(JAVA_INT_UNALIGNED, 16, server.mr.rkey());
+            server.sge[0].set(server.mr.address() + SEND_AREA, MSG_SIZE, server.mr.lkey());
+            server.sends[0].wrId(2).next(null).sgList(server.sge[0], 1).opcode(WrOpcode.SEND)
+                    .sendFlags(SendFlags.SIGNALED);
+            rc = server.qp.postSend(server.sends[0]);
+            check(rc == 0, "server post_send returned errno " + rc);
+            Wc crecv = awaitCompletions(client, 1, false).getFirst();
+            expectWc(crecv, 100, WcStatus.SUCCESS, WcOpcode.RECV);
+            check(client.recvSlot(0).asSlice(0, MSG_SIZE).mismatch(reply) == -1, "reply payload differs");
+            expectWc(awaitCompletions(server, 1, false).getFirst(), 2, WcStatus.SUCCESS, WcOpcode.SEND);
+            long remoteAddress = client.recvSlot(0).get(JAVA_LONG_UNALIGNED, 8);
+            int remoteRkey = client.recvSlot(0).get(JAVA_INT_UNALIGNED, 16);
+            ok("client learned remote buffer 0x" + Long.toHexString(remoteAddress) + " rkey 0x"
+                    + Integer.toHexString(remoteRkey));
+
+            step("rdma-write");
+            MemorySegment source = client.slab.asSlice(LOCAL_AREA, RDMA_SIZE);
+            fillPattern(source, 3);
+            server.slab.asSlice(REMOTE_AREA, 16 * 1024).fill((byte) 0);
+            client.sge[0].set(client.mr.address() + LOCAL_AREA, RDMA_SIZE, client.mr.lkey());
+            client.sends[0].wrId(3).next(null).sgList(client.sge[0], 1).opcode(WrOpcode.RDMA_WRITE)
+                    .sendFlags(SendFlags.SIGNALED).remote(remoteAddress, remoteRkey);
+            rc = client.qp.postSend(client.sends[0]);
+            check(rc == 0, "post_send (RDMA WRITE) returned errno " + rc);
+            expectWc(awaitCompletions(client, 1, false).getFirst(), 3, WcStatus.SUCCESS, WcOpcode.RDMA_WRITE);
+            long mismatch = server.slab.asSlice(REMOTE_AREA, RDMA_SIZE).mismatch(source);
+            check(mismatch == -1, "server memory differs from what was written at byte " + mismatch);
+            ok(RDMA_SIZE + " bytes landed in the server's buffer");
+
+            step("rdma-read");
+            MemorySegment exposed = server.slab.asSlice(REMOTE_AREA + RDMA_SIZE, RDMA_SIZE);
+            fillPattern(exposed, 4);
+            MemorySegment sink = client.slab.asSlice(LOCAL_AREA + RDMA_SIZE, RDMA_SIZE);
+            sink.fill((byte) 0);
+            client.sge[0].set(client.mr.address() + LOCAL_AREA + RDMA_SIZE, RDMA_SIZE, client.mr.lkey());
+            client.sends[0].wrId(4).next(null).sgList(client.sge[0], 1).opcode(WrOpcode.RDMA_READ)
+                    .sendFlags(SendFlags.SIGNALED).remote(remoteAddress + RDMA_SIZE, remoteRkey);
+            rc = client.qp.postSend(client.sends[0]);
+            check(rc == 0, "post_send (RDMA READ) returned errno " + rc);
+            Wc read = awaitCompletions(client, 1, false).getFirst();
+            expectWc(read, 4, WcStatus.SUCCESS, WcOpcode.RDMA_READ);
+            mismatch = sink.mismatch(exposed);
+            check(mismatch == -1, "read data differs from the server's buffer at byte " + mismatch);
+            ok(RDMA_SIZE + " bytes read back, byte_len " + read.byteLen());
+
+            step("unsignaled");
+            // Four unsignaled WRITEs then one signaled, one chain, one post: exactly one completion, and the
+            // signaled one retires the four before it. A signaled marker afterwards proves nothing else came.
+            int chunk = 1024;
+            for (int i = 0; i < 5; i++) {
+                MemorySegment part = client.slab.asSlice(LOCAL_AREA + (long) i * chunk, chunk);
+                fillPattern(part, 10 + i);
+                client.sge[i].set(client.mr.address() + LOCAL_AREA + (long) i * chunk, chunk, client.mr.lkey());
+                client.sends[i].wrId(10 + i).sgList(client.sge[i], 1).opcode(WrOpcode.RDMA_WRITE)
+                        .sendFlags(i == 4 ? SendFlags.SIGNALED : 0)
+                        .remote(remoteAddress + 8192 + (long) i * chunk, remoteRkey)
+                        .next(i < 4 ? client.sends[i + 1] : null);
+            }
+            rc = client.qp.postSend(client.sends[0]);
+            check(rc == 0, "post_send (chain of 5) returned errno " + rc);
+            Wc signaled = awaitCompletions(client, 1, false).getFirst();
+            expectWc(signaled, 14, WcStatus.SUCCESS, WcOpcode.RDMA_WRITE);
+            client.sge[5].set(client.mr.address() + LOCAL_AREA, 8, client.mr.lkey());
+            client.sends[5].wrId(15).next(null).sgList(client.sge[5], 1).opcode(WrOpcode.RDMA_WRITE)
+                    .sendFlags(SendFlags.SIGNALED).remote(remoteAddress + 15 * 1024, remoteRkey);
+            rc = client.qp.postSend(client.sends[5]);
+            check(rc == 0, "post_send (marker) returned errno " + rc);
+            expectWc(awaitCompletions(client, 1, false).getFirst(), 15, WcStatus.SUCCESS, WcOpcode.RDMA_WRITE);
+            mismatch = server.slab.asSlice(REMOTE_AREA + 8192, 5L * chunk)
+                    .mismatch(client.slab.asSlice(LOCAL_AREA, 5L * chunk));
+            check(mismatch == -1, "chained writes: server memory differs at byte " + mismatch);
+            ok("5 WRITEs, 1 completion (wr_id 14), all 5 KiB landed");
+
+            step("send-with-inv");
+            check(serverDevice.attributes().memoryManagementExtensions(),
+                    "device " + serverDevice.name() + " lacks IBV_DEVICE_MEM_MGT_EXTENSIONS");
+            check(invRkey == client.invRegion.rkey(), "advertised rkey was garbled");
+            MemorySegment inv = server.slab.asSlice(SEND_AREA, 64);
+            fillPattern(inv, 5);
+            server.sge[0].set(server.mr.address() + SEND_AREA, 64, server.mr.lkey());
+            server.sends[0].wrId(5).next(null).sgList(server.sge[0], 1).opcode(WrOpcode.SEND_WITH_INV)
+                    .sendFlags(SendFlags.SIGNALED).invalidateRkey(invRkey);
+            rc = server.qp.postSend(server.sends[0]);
+            check(rc == 0, "post_send (SEND_WITH_INV) returned errno " + rc);
+            Wc invRecv = awaitCompletions(client, 1, false).getFirst();
+            expectWc(invRecv, 101, WcStatus.SUCCESS, WcOpcode.RECV);
+            check((invRecv.flags() & WorkCompletion.WC_WITH_INV) != 0, "receive lacks IBV_WC_WITH_INV: " + invRecv);
+            check(invRecv.invalidatedRkey() == invRkey, "invalidated rkey 0x"
+                    + Integer.toHexString(invRecv.invalidatedRkey()) + ", expected 0x" + Integer.toHexString(invRkey));
+            check(client.recvSlot(1).asSlice(0, 64).mismatch(inv) == -1, "SEND_WITH_INV payload differs");
+            expectWc(awaitCompletions(server, 1, false).getFirst(), 5, WcStatus.SUCCESS, WcOpcode.SEND);
+            ok("client saw WITH_INV for rkey 0x" + Integer.toHexString(invRkey) + " (region at 0x"
+                    + Long.toHexString(invAddress) + ")");
+
+            step("disconnect");
+            clientId.disconnect();
+            expect(clientEvents, CmEventType.DISCONNECTED, clientId).ack();
+            expect(serverEvents, CmEventType.DISCONNECTED, serverId).ack();
+            serverId.disconnect();
+            // Receives still posted: client 102..107 (6), server 201..207 (7), flushed in order.
+            List<Wc> cflush = awaitCompletions(client, RECV_COUNT - 2, false);
+            List<Wc> sflush = awaitCompletions(server, RECV_COUNT - 1, false);
+            for (int i = 0; i < cflush.size(); i++) expectWc(cflush.get(i), 102 + i, WcStatus.WR_FLUSH_ERR, -1);
+            for (int i = 0; i < sflush.size(); i++) expectWc(sflush.get(i), 201 + i, WcStatus.WR_FLUSH_ERR, -1);
+            check(client.qp.state() == QpState.ERR, "client QP is " + client.qp.state() + " after disconnect");
+            check(server.qp.state() == QpState.ERR, "server QP is " + server.qp.state() + " after disconnect");
+            ok("DISCONNECTED both sides, " + cflush.size() + " + " + sflush.size() + " receives flushed in order");
+
+            step("teardown");
+            clientId.close();
+            clientId = null;
+            serverId.close();
+            serverId = null;
+            listener.close();
+            listener = null;
+            client.close();
+            server.close();
+            clientEvents.close();
+            clientEvents = null;
+            serverEvents.close();
+            serverEvents = null;
+            teardownDone = true;
+            ok("QPs, ids, MRs, CQs, channels, PDs released");
+            return finish(new Result(true, null, null, List.copyOf(lines)));
+        } catch (StepFailure f) {
+            return finish(new Result(false, f.step, f.getMessage(), List.copyOf(lines)));
+        } catch (RuntimeException e) {
+            return finish(new Result(false, currentStep, e.toString(), List.copyOf(lines)));
+        } finally {
+            if (!teardownDone) {
+                closeQuietly(clientId);
+                closeQuietly(serverId);
+                closeQuietly(listener);
+                closeQuietly(client);
+                closeQuietly(server);
+                closeQuietly(clientEvents);
+                closeQuietly(serverEvents);
+            }
+        }
+    }
+
+    private Result finish(Result r) {
+        config.out().println(r.summary());
+        config.out().flush();
+        return r;
+    }
+
+    /**
+     * Polls {@code events} for the next event, which must be {@code type} (for {@code id}, when given). Any other
+     * event fails the step, naming it.
+     */
+    private CmEvent expect(CmEventChannel events, CmEventType type, CmId id) {
+        CmEvent e = events.pollEvent(config.stepTimeoutMillis());
+        if (e == null) throw fail("no " + type + " within " + config.stepTimeoutMillis() + " ms");
+        if (e.type() != type) {
+            String what = e.type() + " (status " + e.status() + ")";
+            e.ack();
+            throw fail("expected " + type + ", got " + what);
+        }
+        if (id != null && e.id() != id) {
+            e.ack();
+            throw fail(type + " arrived for another id");
+        }
+        return e;
+    }
+
+    /**
+     * Collects exactly {@code count} completions from the side's CQ, in order. Arms the CQ and waits on its
+     * completion channel between polls (the poller idle protocol: arm, poll again, then wait).
+     *
+     * @param requireChannelWakeup fail unless at least one completion arrived through a channel event
+     */
+    private List<Wc> awaitCompletions(Side side, int count, boolean requireChannelWakeup) {
+        List<Wc> out = new ArrayList<>();
+        long deadline = System.nanoTime() + config.stepTimeoutMillis() * 1_000_000L;
+        boolean woken = false;
+        while (out.size() < count) {
+            int n = side.cq.poll(side.wc);
+            check(n >= 0, side.name + " poll_cq returned " + n);
+            if (n > 0) {
+                for (int i = 0; i < n; i++) out.add(copy(side.wc, i));
+                continue;
+            }
+            int rc = side.cq.requestNotify(false);
+            check(rc == 0, side.name + " req_notify_cq returned errno " + rc);
+            n = side.cq.poll(side.wc);
+            check(n >= 0, side.name + " poll_cq returned " + n);
+            if (n > 0) {
+                for (int i = 0; i < n; i++) out.add(copy(side.wc, i));
+                continue;
+            }
+            long left = (deadline - System.nanoTime()) / 1_000_000L;
+            if (left <= 0) {
+                throw fail(side.name + ": " + out.size() + " of " + count + " completions within "
+                        + config.stepTimeoutMillis() + " ms " + out);
+            }
+            CompletionQueue which = side.channel.awaitEvent(left);
+            if (which != null) {
+                check(which == side.cq, side.name + ": channel event names another CQ");
+                woken = true;
+            }
+        }
+        check(out.size() == count, side.name + ": expected " + count + " completions, got " + out);
+        if (requireChannelWakeup) check(woken, side.name + ": completion arrived without a channel event");
+        return out;
+    }
+
+    private static Wc copy(WorkCompletion wc, int i) {
+        return new Wc(wc.wrId(i), wc.status(i), wc.opcode(i), wc.byteLen(i), wc.invalidatedRkey(i), wc.wcFlags(i));
+    }
+
+    /** @param opcode expected WcOpcode, or -1 for "any" (flushed completions carry no valid opcode) */
+    private void expectWc(Wc wc, long wrId, int status, int opcode) {
+        check(wc.wrId() == wrId && wc.status() == status && (opcode < 0 || wc.opcode() == opcode),
+                "expected wr_id " + wrId + " " + WcStatus.name(status) + (opcode < 0 ? "" : " opcode " + opcode)
+                        + ", got " + wc);
+    }
+
+    private static void fillPattern(MemorySegment s, int seed) {
+        for (long i = 0; i < s.byteSize(); i++) s.set(JAVA_BYTE, i, (byte) (seed * 31 + i * 7 + (i >> 8)));
+    }
+
+    private static boolean startsWith(byte[] data, byte[] prefix) {
+        return data.length >= prefix.length && Arrays.equals(data, 0, prefix.length, prefix, 0, prefix.length);
+    }
+
+    private static String printable(byte[] b) {
+        StringBuilder sb = new StringBuilder("\"");
+        for (byte x : b) sb.append(x >= 32 && x < 127 ? (char) x : '.');
+        return sb.append("\" (").append(b.length).append(" bytes)").toString();
+    }
+
+    private static void closeQuietly(AutoCloseable c) {
+        if (c == null) return;
+        try {
+            c.close();
+        } catch (Exception ignored) {
+            // teardown after a failure: the first failure is what gets reported
+        }
+    }
+
+    /** Creates a provider by name ("ffm", "soft") reflectively: the scenario itself only knows the API. */
+    public static RdmaProvider provider(String name) {
+        String className = PROVIDERS.get(name);
+        if (className == null) throw new IllegalArgumentException("unknown provider " + name + "; known: " + PROVIDERS.keySet());
+        try {
+            return (RdmaProvider) Class.forName(className).getDeclaredConstructor().newInstance();
+        } catch (ReflectiveOperationException e) {
+            throw new IllegalArgumentException("cannot create provider " + name + " (" + className + "): " + e, e);
+        }
+    }
+
+    public static void main(String[] args) {
+        if (args.length < 4) {
+            System.err.println("usage: VerbsScenario PROVIDER SERVER_ADDRESS CLIENT_ADDRESS PORT [STEP_TIMEOUT_MS]");
+            System.err.println("  e.g. VerbsScenario ffm 10.77.0.1 10.77.0.2 4791");
+            System.out.println("VERBS-SCENARIO: FAIL usage: expected 4 or 5 arguments");
+            System.exit(2);
+        }
+        Result result;
+        try (RdmaProvider provider = provider(args[0])) {
+            int port = Integer.parseInt(args[3]);
+            long timeout = args.length > 4 ? Long.parseLong(args[4]) : 20_000;
+            InetSocketAddress server = new InetSocketAddress(InetAddress.getByName(args[1]), port);
+            InetSocketAddress client = new InetSocketAddress(InetAddress.getByName(args[2]), 0);
+            System.out.println("VERBS-SCENARIO: provider " + provider.name() + ", server " + server + ", client "
+                    + client.getAddress().getHostAddress() + ", step timeout " + timeout + " ms");
+            result = run(provider, new Config(server, client, server, timeout, System.out));
+        } catch (Exception e) {
+            System.out.println("VERBS-SCENARIO: FAIL setup: " + e);
+            System.exit(1);
+            return;
+        }
+        System.exit(result.passed() ? 0 : 1);
+    }
+}
