@@ -1,0 +1,60 @@
+package dev.nvmf.verbs.soft;
+
+import dev.nvmf.verbs.AsyncEvent;
+import dev.nvmf.verbs.DeviceAttributes;
+
+import java.net.InetAddress;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/** One physical device of the fabric: its address, attributes, key space, and everything created on it. */
+final class DeviceNode {
+    final SoftFabric fabric;
+    final String name;
+    final InetAddress ip;
+    final DeviceAttributes attributes;
+    final long guid;
+    final SoftDevice cmContext;
+    final List<SoftDevice> contexts = new ArrayList<>();
+    final Map<Integer, SoftMemoryRegion> byLkey = new HashMap<>();
+    final Map<Integer, SoftMemoryRegion> byRkey = new HashMap<>();
+    final List<SoftQueuePair> qps = new ArrayList<>();
+    final List<SoftCmId> cmIds = new ArrayList<>();
+    private int nextMrIndex = 1;
+    private int keyByte = 0x5a;
+    boolean removed;
+
+    DeviceNode(SoftFabric fabric, String name, InetAddress ip, DeviceAttributes attributes, long guid) {
+        this.fabric = fabric;
+        this.name = name;
+        this.ip = ip;
+        this.attributes = attributes;
+        this.guid = guid;
+        this.cmContext = new SoftDevice(this, true);
+    }
+
+    /**
+     * Allocates an lkey and a distinct rkey (index in the upper 24 bits, a changing key byte in the low 8), so code
+     * that sends an lkey where an rkey belongs, or reuses a stale key, fails as it would on hardware.
+     */
+    int[] allocateKeys() {
+        int index = nextMrIndex++;
+        keyByte = (keyByte + 0x11) & 0xff;
+        int lkey = ((index * 2) << 8) | keyByte;
+        int rkey = ((index * 2 + 1) << 8) | keyByte;
+        return new int[] {lkey, rkey};
+    }
+
+    void postAsync(AsyncEvent event) {
+        for (SoftDevice c : contexts) c.postAsync(event);
+    }
+
+    void remove() {
+        removed = true;
+        for (SoftQueuePair qp : new ArrayList<>(qps)) qp.enterError(false);
+        postAsync(new AsyncEvent(AsyncEvent.Type.DEVICE_FATAL, -1));
+        for (SoftCmId id : new ArrayList<>(cmIds)) id.deviceRemoved();
+    }
+}

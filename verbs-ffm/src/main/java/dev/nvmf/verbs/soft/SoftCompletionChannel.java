@@ -1,0 +1,75 @@
+package dev.nvmf.verbs.soft;
+
+import dev.nvmf.verbs.CompletionChannel;
+import dev.nvmf.verbs.CompletionQueue;
+import dev.nvmf.verbs.Errno;
+import dev.nvmf.verbs.VerbsException;
+
+import java.util.ArrayDeque;
+
+/** A completion channel: armed CQs report here; a waiter blocks on the fabric condition, never spinning. */
+final class SoftCompletionChannel implements CompletionChannel {
+    final SoftDevice context;
+    final SoftFabric fabric;
+    private final ArrayDeque<SoftCompletionQueue> events = new ArrayDeque<>();
+    private boolean wakeupPending;
+    int cqs;
+    private boolean closed;
+
+    SoftCompletionChannel(SoftDevice context) {
+        this.context = context;
+        this.fabric = context.fabric;
+    }
+
+    @Override
+    public int fd() { return -1; }
+
+    void notify(SoftCompletionQueue cq) {
+        events.add(cq);
+        fabric.signalAll();
+    }
+
+    void forget(SoftCompletionQueue cq) {
+        events.removeIf(c -> c == cq);
+    }
+
+    @Override
+    public CompletionQueue awaitEvent(long timeoutMillis) {
+        fabric.lock.lock();
+        try {
+            fabric.await(() -> wakeupPending || !events.isEmpty(), timeoutMillis);
+            if (wakeupPending) {
+                wakeupPending = false;
+                return null;
+            }
+            return events.poll();
+        } finally {
+            fabric.lock.unlock();
+        }
+    }
+
+    @Override
+    public void wakeup() {
+        fabric.lock.lock();
+        try {
+            wakeupPending = true;
+            fabric.signalAll();
+        } finally {
+            fabric.lock.unlock();
+        }
+    }
+
+    @Override
+    public void close() {
+        fabric.lock.lock();
+        try {
+            if (closed) return;
+            if (cqs > 0) throw new VerbsException("ibv_destroy_comp_channel", Errno.EBUSY, "Device or resource busy");
+            closed = true;
+            context.children--;
+            fabric.resources.remove(SoftResources.Kind.COMP_CHANNEL, this);
+        } finally {
+            fabric.lock.unlock();
+        }
+    }
+}

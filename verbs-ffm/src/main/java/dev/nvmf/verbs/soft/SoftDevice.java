@@ -1,0 +1,131 @@
+package dev.nvmf.verbs.soft;
+
+import dev.nvmf.verbs.AsyncEvent;
+import dev.nvmf.verbs.CompletionChannel;
+import dev.nvmf.verbs.CompletionQueue;
+import dev.nvmf.verbs.Device;
+import dev.nvmf.verbs.DeviceAttributes;
+import dev.nvmf.verbs.Errno;
+import dev.nvmf.verbs.ProtectionDomain;
+import dev.nvmf.verbs.VerbsException;
+
+import java.util.ArrayDeque;
+
+/** A device context on the soft fabric. The CM-owned context (one per device) ignores close(). */
+public final class SoftDevice implements Device {
+    final DeviceNode node;
+    final SoftFabric fabric;
+    final boolean cmOwned;
+    private final ArrayDeque<AsyncEvent> asyncEvents = new ArrayDeque<>();
+    int children;
+    private boolean closed;
+
+    SoftDevice(DeviceNode node, boolean cmOwned) {
+        this.node = node;
+        this.fabric = node.fabric;
+        this.cmOwned = cmOwned;
+        node.contexts.add(this);
+    }
+
+    @Override
+    public String name() { return node.name; }
+
+    @Override
+    public DeviceAttributes attributes() { return node.attributes; }
+
+    /** The device's IP address on the fabric. */
+    public String address() { return node.ip.getHostAddress(); }
+
+    void checkUsable(String call) {
+        if (closed) throw new VerbsException(call, Errno.EINVAL, "context closed");
+        if (node.removed) throw new VerbsException(call, Errno.ENODEV, "No such device");
+        fabric.faults.checkControl(call);
+    }
+
+    @Override
+    public ProtectionDomain allocProtectionDomain() {
+        fabric.lock.lock();
+        try {
+            checkUsable("ibv_alloc_pd");
+            SoftProtectionDomain pd = new SoftProtectionDomain(this);
+            children++;
+            fabric.resources.add(SoftResources.Kind.PD, pd, node.name);
+            return pd;
+        } finally {
+            fabric.lock.unlock();
+        }
+    }
+
+    @Override
+    public CompletionChannel createCompletionChannel() {
+        fabric.lock.lock();
+        try {
+            checkUsable("ibv_create_comp_channel");
+            SoftCompletionChannel ch = new SoftCompletionChannel(this);
+            children++;
+            fabric.resources.add(SoftResources.Kind.COMP_CHANNEL, ch, node.name);
+            return ch;
+        } finally {
+            fabric.lock.unlock();
+        }
+    }
+
+    @Override
+    public CompletionQueue createCompletionQueue(int minEntries, CompletionChannel channel) {
+        fabric.lock.lock();
+        try {
+            checkUsable("ibv_create_cq");
+            if (minEntries < 1 || minEntries > node.attributes.maxCqe()) {
+                throw new VerbsException("ibv_create_cq", Errno.EINVAL, "Invalid argument: cqe " + minEntries);
+            }
+            SoftCompletionChannel ch = null;
+            if (channel != null) {
+                if (!(channel instanceof SoftCompletionChannel sc) || sc.context != this) {
+                    throw new VerbsException("ibv_create_cq", Errno.EINVAL, "channel belongs to another context");
+                }
+                ch = sc;
+            }
+            SoftCompletionQueue cq = new SoftCompletionQueue(this, minEntries, ch);
+            children++;
+            fabric.resources.add(SoftResources.Kind.CQ, cq, node.name + " cqe " + minEntries);
+            return cq;
+        } finally {
+            fabric.lock.unlock();
+        }
+    }
+
+    @Override
+    public AsyncEvent pollAsyncEvent(long timeoutMillis) {
+        fabric.lock.lock();
+        try {
+            fabric.await(() -> !asyncEvents.isEmpty(), timeoutMillis);
+            return asyncEvents.poll();
+        } finally {
+            fabric.lock.unlock();
+        }
+    }
+
+    void postAsync(AsyncEvent e) {
+        if (closed) return;
+        asyncEvents.add(e);
+        fabric.signalAll();
+    }
+
+    @Override
+    public void close() {
+        if (cmOwned) return;
+        fabric.lock.lock();
+        try {
+            if (closed) return;
+            if (children > 0) throw new VerbsException("ibv_close_device", Errno.EBUSY, "Device or resource busy");
+            closed = true;
+            node.contexts.remove(this);
+            fabric.resources.remove(SoftResources.Kind.CONTEXT, this);
+        } finally {
+            fabric.lock.unlock();
+        }
+    }
+
+    @Override
+    public String toString() { return "SoftDevice[" + node.name + " " + address() + (cmOwned ? ", cm" : "") + "]"; }
+}

@@ -1,0 +1,204 @@
+package dev.nvmf.verbs.soft;
+
+import dev.nvmf.verbs.QpState;
+import dev.nvmf.verbs.QueuePair;
+import dev.nvmf.verbs.VerbsException;
+
+import java.util.ArrayDeque;
+import java.util.EnumMap;
+import java.util.EnumSet;
+import java.util.HashMap;
+import java.util.Map;
+
+/**
+ * Scriptable faults, each one-shot unless said otherwise. Every method returns this, so a test can chain them.
+ */
+public final class SoftFaults {
+    private final SoftFabric fabric;
+    private final Map<String, Integer> controlFailures = new HashMap<>();
+    private final EnumMap<CmMessage, ArrayDeque<Long>> cmPlans = new EnumMap<>(CmMessage.class);
+    private final EnumSet<CmMessage> dropAlways = EnumSet.noneOf(CmMessage.class);
+    private int connectErrors;
+    private int connectErrno;
+    private int addressErrors;
+    private int routeErrors;
+
+    SoftFaults(SoftFabric fabric) {
+        this.fabric = fabric;
+    }
+
+    private interface Locked { void run(); }
+
+    private SoftFaults locked(Locked r) {
+        fabric.lock.lock();
+        try {
+            r.run();
+            fabric.signalAll();
+            fabric.pumpIfAutomatic();
+            return this;
+        } finally {
+            fabric.lock.unlock();
+        }
+    }
+
+    private static SoftQueuePair soft(QueuePair qp) {
+        if (!(qp instanceof SoftQueuePair s)) throw new IllegalArgumentException("not a soft QP: " + qp);
+        return s;
+    }
+
+    // ------------------------------------------------------------------------------------------ control path
+
+    /** The next control call named {@code call} (e.g. "ibv_reg_mr", "rdma_create_qp", "rdma_accept") throws. */
+    public SoftFaults failNextControl(String call, int errno) {
+        return locked(() -> controlFailures.put(call, errno));
+    }
+
+    void checkControl(String call) {
+        Integer e = controlFailures.remove(call);
+        if (e != null) throw new VerbsException(call, e, "injected failure");
+    }
+
+    // ------------------------------------------------------------------------------------------ data path
+
+    /** The next postSend on {@code qp} returns {@code errno} and posts nothing. */
+    public SoftFaults failNextPostSend(QueuePair qp, int errno) {
+        return locked(() -> soft(qp).failNextPostSend = errno);
+    }
+
+    /** The next postRecv on {@code qp} returns {@code errno} and posts nothing. */
+    public SoftFaults failNextPostRecv(QueuePair qp, int errno) {
+        return locked(() -> soft(qp).failNextPostRecv = errno);
+    }
+
+    /**
+     * The next send WR that {@code qp} executes completes with {@code wcStatus} (always reported, even if
+     * unsignaled, when it is an error); an error status puts the QP in the error state as hardware does.
+     */
+    public SoftFaults completeNextSendWith(QueuePair qp, int wcStatus) {
+        return locked(() -> soft(qp).nextSendStatus = wcStatus);
+    }
+
+    /**
+     * The next incoming SEND consumes a receive of {@code qp} that completes with {@code wcStatus}; {@code qp}
+     * goes to the error state and the sender gets REM_OP_ERR.
+     */
+    public SoftFaults completeNextRecvWith(QueuePair qp, int wcStatus) {
+        return locked(() -> soft(qp).nextRecvStatus = wcStatus);
+    }
+
+    /** Completions of {@code qp} (both queues) reach their CQs {@code nanos} later; order is kept. 0 ends it. */
+    public SoftFaults delayCompletions(QueuePair qp, long nanos) {
+        return locked(() -> {
+            soft(qp).sendPipe.delayNanos = nanos;
+            soft(qp).recvPipe.delayNanos = nanos;
+        });
+    }
+
+    public SoftFaults delaySendCompletions(QueuePair qp, long nanos) {
+        return locked(() -> soft(qp).sendPipe.delayNanos = nanos);
+    }
+
+    public SoftFaults delayRecvCompletions(QueuePair qp, long nanos) {
+        return locked(() -> soft(qp).recvPipe.delayNanos = nanos);
+    }
+
+    /**
+     * The QP vanishes as if its host died: it goes to the error state (its own WRs flush), answers nothing on
+     * the network (its peer's sends end with RETRY_EXC_ERR after the retries) and its CM id falls silent (no
+     * DREQ, no DREP: the peer's disconnect completes by timeout).
+     */
+    public SoftFaults killQueuePair(QueuePair qp) {
+        return locked(() -> soft(qp).vanish());
+    }
+
+    /** A local catastrophic error on {@code qp}: IBV_EVENT_QP_FATAL and the error state (flushing). */
+    public SoftFaults fatalError(QueuePair qp) {
+        return locked(() -> soft(qp).enterError(true));
+    }
+
+    /** The send queue of {@code qp} enters SQE: sends flush, receives keep working; modify(RTS) recovers. */
+    public SoftFaults sendQueueError(QueuePair qp) {
+        return locked(() -> {
+            SoftQueuePair s = soft(qp);
+            if (s.state == QpState.RTS || s.state == QpState.SQD) s.enterSendQueueError();
+        });
+    }
+
+    /** The device disappears (see {@link SoftFabric#removeDevice}). */
+    public SoftFaults removeDevice(String name) {
+        fabric.removeDevice(name);
+        return this;
+    }
+
+    // ------------------------------------------------------------------------------------------ CM
+
+    /** The next CM message of this kind is lost (e.g. RTU: the passive side sees data before ESTABLISHED). */
+    public SoftFaults dropNext(CmMessage kind) {
+        return locked(() -> cmPlans.computeIfAbsent(kind, k -> new ArrayDeque<>()).add(-1L));
+    }
+
+    /**
+     * The next CM message of this kind arrives {@code nanos} late, so events reorder as they may on a real
+     * network (a delayed RTU lets receive completions come before ESTABLISHED; a delayed DREP delays the
+     * initiator's DISCONNECTED).
+     */
+    public SoftFaults delayNext(CmMessage kind, long nanos) {
+        return locked(() -> cmPlans.computeIfAbsent(kind, k -> new ArrayDeque<>()).add(Math.max(0, nanos)));
+    }
+
+    /** Every CM message of this kind is lost until {@link #clearCm()}. */
+    public SoftFaults dropAll(CmMessage kind) {
+        return locked(() -> dropAlways.add(kind));
+    }
+
+    public SoftFaults clearCm() {
+        return locked(() -> {
+            dropAlways.clear();
+            cmPlans.clear();
+        });
+    }
+
+    /** -1 = drop, else the delay in nanoseconds. */
+    long cmDelay(CmMessage kind) {
+        if (dropAlways.contains(kind)) return -1;
+        ArrayDeque<Long> plan = cmPlans.get(kind);
+        Long d = plan == null ? null : plan.poll();
+        return d == null ? 0 : d;
+    }
+
+    /** The next connection attempt fails on the active side when the REP arrives: CONNECT_ERROR there, REJ sent. */
+    public SoftFaults failNextConnect(int errno) {
+        return locked(() -> {
+            connectErrors++;
+            connectErrno = errno;
+        });
+    }
+
+    int takeConnectError() {
+        if (connectErrors == 0) return 0;
+        connectErrors--;
+        return connectErrno;
+    }
+
+    /** The next rdma_resolve_addr ends with ADDR_ERROR. */
+    public SoftFaults failNextAddressResolution() {
+        return locked(() -> addressErrors++);
+    }
+
+    boolean takeAddressError() {
+        if (addressErrors == 0) return false;
+        addressErrors--;
+        return true;
+    }
+
+    /** The next rdma_resolve_route ends with ROUTE_ERROR. */
+    public SoftFaults failNextRouteResolution() {
+        return locked(() -> routeErrors++);
+    }
+
+    boolean takeRouteError() {
+        if (routeErrors == 0) return false;
+        routeErrors--;
+        return true;
+    }
+}

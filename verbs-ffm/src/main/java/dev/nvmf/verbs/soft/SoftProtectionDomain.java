@@ -1,0 +1,65 @@
+package dev.nvmf.verbs.soft;
+
+import dev.nvmf.verbs.Access;
+import dev.nvmf.verbs.Device;
+import dev.nvmf.verbs.Errno;
+import dev.nvmf.verbs.MemoryRegion;
+import dev.nvmf.verbs.ProtectionDomain;
+import dev.nvmf.verbs.VerbsException;
+
+import java.lang.foreign.MemorySegment;
+
+/** A protection domain: keys and QPs of one PD cannot reach memory registered in another. */
+public final class SoftProtectionDomain implements ProtectionDomain {
+    final SoftDevice context;
+    final SoftFabric fabric;
+    int users;
+    boolean closed;
+
+    SoftProtectionDomain(SoftDevice context) {
+        this.context = context;
+        this.fabric = context.fabric;
+    }
+
+    @Override
+    public Device device() { return context; }
+
+    @Override
+    public MemoryRegion register(MemorySegment segment, int access) {
+        fabric.lock.lock();
+        try {
+            if (closed) throw new VerbsException("ibv_reg_mr", Errno.EINVAL, "protection domain closed");
+            context.checkUsable("ibv_reg_mr");
+            if (!segment.isNative()) throw new VerbsException("ibv_reg_mr", Errno.EFAULT, "Bad address: heap segment");
+            if (segment.byteSize() == 0) throw new VerbsException("ibv_reg_mr", Errno.EINVAL, "Invalid argument: length 0");
+            // Remote write or atomic access needs local write (ibv_reg_mr returns EINVAL otherwise).
+            if ((access & (Access.REMOTE_WRITE | Access.REMOTE_ATOMIC)) != 0 && (access & Access.LOCAL_WRITE) == 0) {
+                throw new VerbsException("ibv_reg_mr", Errno.EINVAL, "Invalid argument: remote write without local write");
+            }
+            int[] keys = context.node.allocateKeys();
+            SoftMemoryRegion mr = new SoftMemoryRegion(this, segment, access, keys[0], keys[1]);
+            context.node.byLkey.put(mr.lkey(), mr);
+            context.node.byRkey.put(mr.rkey(), mr);
+            users++;
+            fabric.resources.add(SoftResources.Kind.MR, mr, context.node.name + " len " + segment.byteSize()
+                    + " lkey 0x" + Integer.toHexString(mr.lkey()) + " rkey 0x" + Integer.toHexString(mr.rkey()));
+            return mr;
+        } finally {
+            fabric.lock.unlock();
+        }
+    }
+
+    @Override
+    public void close() {
+        fabric.lock.lock();
+        try {
+            if (closed) return;
+            if (users > 0) throw new VerbsException("ibv_dealloc_pd", Errno.EBUSY, "Device or resource busy");
+            closed = true;
+            context.children--;
+            fabric.resources.remove(SoftResources.Kind.PD, this);
+        } finally {
+            fabric.lock.unlock();
+        }
+    }
+}
