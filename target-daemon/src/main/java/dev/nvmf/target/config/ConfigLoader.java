@@ -317,6 +317,7 @@ public final class ConfigLoader {
                 }
                 boolean nsidGiven = n.has("nsid");
                 long nsid = n.integer("nsid", -1, 1, MAX_NSID);
+                boolean duplicateNsid = false;
                 if (!nsidGiven) {
                     n.value("nsid");
                     p.error(n.node(), path, "missing required key 'nsid'");
@@ -325,6 +326,7 @@ public final class ConfigLoader {
                     if (first != null) {
                         p.error(n.value("nsid"), n.path("nsid"), "duplicate nsid " + nsid + " in this subsystem "
                                 + "(first at " + Problems.where(first) + ")");
+                        duplicateNsid = true;
                     }
                 }
                 NamespaceConfig.Kind kind = null;
@@ -362,7 +364,7 @@ public final class ConfigLoader {
                     } else {
                         uuid = UUID.fromString(uuidText);
                     }
-                } else if (subsystemNqn != null && nsid > 0) {
+                } else if (subsystemNqn != null && nsid > 0 && !duplicateNsid) {
                     uuid = derivedUuid(subsystemNqn, nsid);
                 }
                 String nguid = null;
