@@ -1,0 +1,124 @@
+package dev.nvmf.target.config;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Path;
+import java.util.List;
+import java.util.UUID;
+
+import org.junit.jupiter.api.Test;
+
+/** nvmetcli save files (the shape of nvmetcli's own examples: rdma.json, and a fuller two-port save). */
+class NvmetcliImporterTest {
+    private static final String VOL1 = "nqn.2024-01.com.example:storage:vol1";
+    private static final String SCRATCH = "nqn.2024-01.com.example:storage:scratch";
+    private static final String HOST1 = "nqn.2014-08.org.nvmexpress:uuid:0c8e2a3e-7c1d-4d3e-9f4a-1b2c3d4e5f60";
+    private static final String HOST2 = "nqn.2014-08.org.nvmexpress:uuid:7d3b9f10-22aa-4c1e-8a5b-9e8d7c6b5a40";
+
+    static Path resource(String name) throws Exception {
+        return Path.of(NvmetcliImporterTest.class.getResource("/nvmetcli/" + name).toURI());
+    }
+
+    @Test
+    void convertsPortsSubsystemsNamespacesHostsAndAllowedHosts() throws Exception {
+        Path json = resource("rdma-two-ports.json");
+        NvmetcliImporter.Result r = NvmetcliImporter.importFile(json);
+        TargetConfig c = r.config();
+
+        assertEquals(List.of(new HostConfig(HOST1), new HostConfig(HOST2)), c.hosts());
+        assertEquals(List.of(
+                new PortConfig(1, "rdma", "ipv4", "192.168.100.8", 4420, 16384, 128, List.of(VOL1, SCRATCH)),
+                // inline_data_size -1 is the kernel's "transport default"
+                new PortConfig(2, "rdma", "ipv6", "fd00::8", 4421, 8192, 128, List.of(VOL1))), c.ports());
+
+        SubsystemConfig vol1 = c.subsystem(VOL1).orElseThrow();
+        assertEquals("a3f9c2e41b7d8e05", vol1.serial());
+        assertEquals("Linux", vol1.model());
+        assertEquals(false, vol1.allowAnyHost());
+        assertEquals(List.of(HOST1, HOST2), vol1.allowedHosts());
+        assertEquals(List.of(
+                // the all-zero NGUID nvmetcli saves for "unset" is dropped
+                new NamespaceConfig(1, NamespaceConfig.Kind.DEVICE, "/dev/nvme0n1", 0,
+                        UUID.fromString("5f6b2c1a-8e4d-4b7a-9c3e-2d1f0a9b8c7d"), null, false, true),
+                new NamespaceConfig(2, NamespaceConfig.Kind.FILE, "/srv/nvmet/vol1-ns2.img", 0,
+                        UUID.fromString("1e2d3c4b-5a69-4788-9a0b-c1d2e3f40516"), "ef90689c6c46d44c89c14067801309a8",
+                        false, false)), vol1.namespaces());
+
+        SubsystemConfig scratch = c.subsystem(SCRATCH).orElseThrow();
+        assertEquals(true, scratch.allowAnyHost());
+        assertEquals(List.of(), scratch.allowedHosts());
+        assertEquals(List.of(new NamespaceConfig(10, NamespaceConfig.Kind.DEVICE, "/dev/nullb0", 0,
+                UUID.fromString("9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d"), null, false, true)), scratch.namespaces());
+
+        assertEquals(List.of(json + ":62:19: ports[2].addr.trtype: port 3 uses trtype 'tcp'; this target serves "
+                + "rdma only, the port is left out"), r.warnings().stream().map(ConfigError::toString).toList());
+
+        // The YAML written is our format and reads back to the same configuration.
+        assertTrue(r.yaml().startsWith("# Converted from nvmetcli " + json + " by nvmf-target import-nvmetcli.\n"
+                + "# warning: " + json + ":62:19: ports[2].addr.trtype: port 3 uses trtype 'tcp'"), r.yaml());
+        assertEquals(c, ConfigLoader.parse(r.yaml(), "converted.yaml", ConfigLoader.Options.NO_DEVICE_CHECK)
+                .config());
+    }
+
+    @Test
+    void nvmetcliExampleNamesAreNotNqnsAndAreRefusedWithPositions() throws Exception {
+        Path json = resource("testnqn.json");
+        ConfigException e = assertThrows(ConfigException.class, () -> NvmetcliImporter.importFile(json));
+        String why = " is not a valid NQN: expected nqn.yyyy-mm.reverse-domain[:identifier] or "
+                + "nqn.2014-08.org.nvmexpress:uuid:UUID (NVMe Base 2.0 section 4.5); the kernel target accepts it, "
+                + "this target does not: rename it (hosts must then use the new name)";
+        assertEquals(List.of(
+                json + ":4:14: hosts[0].nqn: 'hostnqn'" + why,
+                json + ":41:14: subsystems[0].nqn: 'testnqn'" + why),
+                e.errors().stream().map(ConfigError::toString).toList());
+    }
+
+    @Test
+    void unsupportedFeaturesWarnAndBadValuesFail() throws Exception {
+        String json = """
+                {
+                  "hosts": [],
+                  "ports": [
+                    {
+                      "addr": {"adrfam": "ipv4", "traddr": "10.0.0.1", "treq": "required", "trsvcid": "4420",
+                               "trtype": "rdma"},
+                      "param": {"inline_data_size": "4096", "pi_enable": "1"},
+                      "portid": 1,
+                      "referrals": [{"addr": {"trtype": "rdma"}, "portid": 7}],
+                      "subsystems": ["nqn.2024-01.com.example:a"]
+                    }
+                  ],
+                  "subsystems": [
+                    {
+                      "attr": {"allow_any_host": "1", "qid_max": "16"},
+                      "namespaces": [
+                        {"device": {"path": "/dev/sdb"}, "enable": 1, "nsid": "two", "ana_grpid": 2}
+                      ],
+                      "nqn": "nqn.2024-01.com.example:a"
+                    }
+                  ]
+                }
+                """;
+        ConfigException e = assertThrows(ConfigException.class,
+                () -> NvmetcliImporter.importString(json, "c.json"));
+        assertEquals(List.of("c.json:17:63: subsystems[0].namespaces[0].nsid: expected a number, found string "
+                + "'two'"), e.errors().stream().map(ConfigError::toString).toList());
+
+        NvmetcliImporter.Result r = NvmetcliImporter.importString(json.replace("\"two\"", "2"), "c.json");
+        assertEquals(List.of(
+                "c.json:15:50: subsystems[0].attr.qid_max: per-subsystem qid_max is not supported; "
+                        + "transport.max_io_qpairs_per_ctrlr applies to every subsystem",
+                "c.json:17:79: subsystems[0].namespaces[0].ana_grpid: ANA groups are not supported; the namespace "
+                        + "is converted into the default group",
+                "c.json:9:20: ports[0].referrals: discovery referrals are not supported; left out",
+                "c.json:7:58: ports[0].param.pi_enable: protection information is not supported; left out",
+                "c.json:5:64: ports[0].addr.treq: secure channel (treq required) is not supported; the port is "
+                        + "converted without it"),
+                r.warnings().stream().map(ConfigError::toString).toList());
+        assertEquals(4096, r.config().ports().get(0).inCapsuleDataSize());
+        assertEquals(ConfigLoader.derivedUuid("nqn.2024-01.com.example:a", 2),
+                r.config().subsystems().get(0).namespaces().get(0).uuid());
+    }
+}
