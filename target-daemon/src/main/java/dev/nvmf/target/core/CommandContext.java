@@ -1,0 +1,89 @@
+package dev.nvmf.target.core;
+
+import dev.nvmf.target.backend.BackendCallback;
+import dev.nvmf.target.core.subsystem.Namespace;
+import dev.nvmf.target.nvme.SubmissionQueueEntry;
+
+import java.lang.foreign.MemorySegment;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * The core's per-command state (kernel: the core half of {@code struct nvmet_req}), kept in
+ * {@link NvmeRequest#coreState()}: created the first time the transport's pooled request reaches the core and
+ * reused for every later command, so nothing is allocated per command once warm. It is also the backend callback
+ * of its I/O (no lambda, no capture).
+ */
+public final class CommandContext implements BackendCallback {
+    /** The command, as a flyweight over the request's SQE. */
+    public final SubmissionQueueEntry sqe = new SubmissionQueueEntry();
+    /** Outstanding backend operations of a multi-part command (Dataset Management). */
+    public final AtomicInteger pending = new AtomicInteger();
+
+    public NvmeRequest request;
+    public NvmeQueue queue;
+    public int opcode;
+    public int cid;
+    public int nsid;
+    /** The namespace an I/O command addresses (set by begin). */
+    public Namespace namespace;
+    /** Byte offset and length of an I/O command on its namespace. */
+    public long byteOffset;
+    public long byteLength;
+    /** Starting LBA of an I/O command (for the error log). */
+    public long lba;
+    public boolean forceUnitAccess;
+    /** First failure of a multi-part command (0 = none). */
+    public volatile int deferredStatus;
+    /** Completion DW0 and DW1. */
+    public int result0;
+    public int result1;
+    /** Byte offset in the SQE (or Connect data, bit 16) of the field a failure is about, for the error log. */
+    public int errorLocation;
+    /** Compare reads the medium here before comparing (grown on first use, then reused). */
+    public MemorySegment scratch = MemorySegment.NULL;
+
+    /** The context of a request, created on its first use. */
+    public static CommandContext of(NvmeRequest request) {
+        Object state = request.coreState();
+        if (state instanceof CommandContext c) {
+            return c;
+        }
+        CommandContext c = new CommandContext();
+        request.coreState(c);
+        return c;
+    }
+
+    void reset(NvmeRequest r, NvmeQueue q) {
+        request = r;
+        queue = q;
+        sqe.wrap(r.command());
+        opcode = sqe.opcode();
+        cid = sqe.cid();
+        nsid = sqe.nsid();
+        namespace = null;
+        byteOffset = 0;
+        byteLength = 0;
+        lba = 0;
+        forceUnitAccess = false;
+        deferredStatus = 0;
+        result0 = 0;
+        result1 = 0;
+        errorLocation = 0xFFFF;
+    }
+
+    /** Writes the completion and hands the request back to the transport. Any thread; exactly once. */
+    public void complete(int status) {
+        queue.complete(this, status);
+    }
+
+    /** Completes with a failure whose cause is the SQE field at {@code sqeOffset} (recorded in the error log). */
+    public void fail(int status, int sqeOffset) {
+        errorLocation = sqeOffset;
+        queue.complete(this, status);
+    }
+
+    @Override
+    public void backendDone(Object attachment, int result) {
+        queue.target().io().backendDone(this, result);
+    }
+}

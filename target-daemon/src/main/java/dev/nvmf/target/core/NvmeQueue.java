@@ -1,0 +1,184 @@
+package dev.nvmf.target.core;
+
+import dev.nvmf.target.core.controller.Controller;
+import dev.nvmf.target.nvme.CompletionQueueEntry;
+import dev.nvmf.target.nvme.Le;
+import dev.nvmf.target.nvme.Opcodes;
+import dev.nvmf.target.nvme.Status;
+import dev.nvmf.target.nvme.SubmissionQueueEntry;
+
+/**
+ * One submission/completion queue pair as the core sees it (kernel: {@code nvmet_sq}/{@code nvmet_cq} and
+ * {@code nvmet_req_init}/{@code nvmet_req_complete} in core.c): the gate every command passes.
+ *
+ * <p>{@link #begin} advances the SQ head, stamps keep-alive traffic, applies the checks every command shares
+ * (transport status, fused and PSDT bits, Connect first, CC.EN) and hands the command to the Fabrics, Admin,
+ * Discovery or I/O handlers, which set the data direction. {@link #complete} writes the CQE (SQHD, SQID, CID,
+ * status, result) and records failures in the controller's error log.
+ */
+public final class NvmeQueue implements CommandQueue {
+    private final NvmeTarget target;
+    private final int portId;
+    private final int qid;
+    private final QueueTransport transport;
+
+    /** Entries in the queue: the transport's size until Connect, then Connect's SQSIZE + 1. */
+    private int size;
+    private int head;
+    /** SQHD as reported; read by completions on other threads. */
+    private volatile int sqhd;
+    private volatile boolean sqFlowControlDisabled;
+    private volatile Controller controller;
+    /** Last command seen, for traffic-based keep-alive (written by this queue's poller only). */
+    private volatile long lastCommandNanos;
+    private volatile boolean closed;
+
+    NvmeQueue(NvmeTarget target, int portId, int qid, int sqSize, QueueTransport transport) {
+        this.target = target;
+        this.portId = portId;
+        this.qid = qid;
+        this.size = Math.max(1, sqSize);
+        this.transport = transport;
+        this.lastCommandNanos = target.clock().nanoTime();
+    }
+
+    @Override
+    public boolean begin(NvmeRequest request) {
+        CommandContext ctx = CommandContext.of(request);
+        ctx.reset(request, this);
+        int h = head + 1;
+        if (h >= size) {
+            h = 0;
+        }
+        head = h;
+        sqhd = h;
+        lastCommandNanos = target.clock().nanoTime();
+
+        int transportStatus = request.transportStatus();
+        if (transportStatus != 0) {
+            ctx.complete(transportStatus);
+            return false;
+        }
+        SubmissionQueueEntry sqe = ctx.sqe;
+        if (sqe.fuse() != 0) {
+            ctx.fail(Status.INVALID_FIELD, SubmissionQueueEntry.FLAGS);
+            return false;
+        }
+        if (sqe.psdt() != SubmissionQueueEntry.PSDT_SGL_MPTR_ADDRESS) {
+            // Fabrics commands always describe data with SGLs (NVMe-oF 1.1, 2.1).
+            ctx.fail(Status.INVALID_FIELD, SubmissionQueueEntry.FLAGS);
+            return false;
+        }
+        Controller c = controller;
+        if (ctx.opcode == Opcodes.FABRICS) {
+            return target.fabrics().begin(ctx, c);
+        }
+        if (c == null) {
+            // Anything but Connect before Connect (NVMe-oF 1.1, 3.3).
+            ctx.complete(Status.COMMAND_SEQUENCE_ERROR);
+            return false;
+        }
+        if (!c.properties().ready()) {
+            // The kernel target refuses admin and I/O commands while CC.EN = 0 or CSTS.RDY = 0.
+            ctx.complete(Status.COMMAND_SEQUENCE_ERROR);
+            return false;
+        }
+        if (qid == 0) {
+            return c.isDiscovery() ? target.discovery().begin(ctx, c) : target.admin().begin(ctx, c);
+        }
+        return target.io().begin(ctx, c);
+    }
+
+    @Override
+    public void execute(NvmeRequest request) {
+        CommandContext ctx = (CommandContext) request.coreState();
+        Controller c = controller;
+        if (ctx.opcode == Opcodes.FABRICS) {
+            target.fabrics().execute(ctx, c);
+        } else if (qid == 0) {
+            if (c.isDiscovery()) {
+                target.discovery().execute(ctx, c);
+            } else {
+                target.admin().execute(ctx, c);
+            }
+        } else {
+            target.io().execute(ctx, c);
+        }
+    }
+
+    /** Writes the CQE of {@code ctx} and completes its request (any thread). */
+    void complete(CommandContext ctx, int status) {
+        NvmeRequest request = ctx.request;
+        // Completions run on any thread: write through static accessors, not a shared flyweight.
+        java.lang.foreign.MemorySegment r = request.response();
+        Le.u32(r, CompletionQueueEntry.DW0, ctx.result0);
+        Le.u32(r, CompletionQueueEntry.DW1, ctx.result1);
+        Le.u16(r, CompletionQueueEntry.SQHD, sqFlowControlDisabled ? 0xFFFF : sqhd);
+        Le.u16(r, CompletionQueueEntry.SQID, qid);
+        Le.u16(r, CompletionQueueEntry.CID, ctx.cid);
+        Le.u16(r, CompletionQueueEntry.STATUS, (status << 1) & 0xFFFE);
+        if (status != 0) {
+            Controller c = controller;
+            if (c != null) {
+                c.errorLog().record(qid, ctx.cid, status, ctx.errorLocation, ctx.lba, ctx.nsid);
+            }
+        }
+        transport.complete(request);
+    }
+
+    @Override
+    public void abortHeld() {
+        Controller c = controller;
+        if (c != null && qid == 0) {
+            c.events().abortAll(Status.ABORTED_SQ_DELETION);
+        }
+    }
+
+    @Override
+    public void close() {
+        Controller c;
+        synchronized (this) {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            c = controller;
+        }
+        if (c != null) {
+            target.queueClosed(this, c);
+        }
+    }
+
+    @Override
+    public int qid() {
+        return qid;
+    }
+
+    public int portId() { return portId; }
+    public NvmeTarget target() { return target; }
+    public QueueTransport transport() { return transport; }
+    public Controller controller() { return controller; }
+    public long lastCommandNanos() { return lastCommandNanos; }
+    public int size() { return size; }
+    public boolean isClosed() { return closed; }
+
+    /** Connect succeeded: bind to the controller, adopt the host's queue size and flow control choice. */
+    public void bind(Controller c, int entries, boolean disableSqFlowControl) {
+        this.controller = c;
+        this.size = entries;
+        this.sqFlowControlDisabled = disableSqFlowControl;
+    }
+
+    /** Asks the transport to tear this queue down. */
+    public void disconnect(String reason) {
+        if (!closed) {
+            transport.requestDisconnect(reason);
+        }
+    }
+
+    @Override
+    public String toString() {
+        Controller c = controller;
+        return "queue " + qid + (c == null ? "" : " of controller " + c.cntlid()) + " from " + transport.peer();
+    }
+}

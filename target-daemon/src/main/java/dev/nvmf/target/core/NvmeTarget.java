@@ -1,0 +1,355 @@
+package dev.nvmf.target.core;
+
+import dev.nvmf.target.core.admin.AdminCommands;
+import dev.nvmf.target.core.controller.Controller;
+import dev.nvmf.target.core.discovery.DiscoveryCommands;
+import dev.nvmf.target.core.discovery.DiscoveryLogPage;
+import dev.nvmf.target.core.fabrics.FabricsCommands;
+import dev.nvmf.target.core.io.IoCommands;
+import dev.nvmf.target.core.subsystem.Port;
+import dev.nvmf.target.core.subsystem.Referral;
+import dev.nvmf.target.core.subsystem.Subsystem;
+import dev.nvmf.target.core.subsystem.SubsystemConfig;
+import dev.nvmf.target.nvme.DiscoveryLog;
+import org.agrona.concurrent.NanoClock;
+import org.agrona.concurrent.SystemNanoClock;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.TreeMap;
+
+/**
+ * The NVMe-oF target as the transports and the config layer see it (kernel: the nvmet core module and its
+ * configfs model): ports, subsystems, referrals, the discovery subsystem, and every live controller.
+ *
+ * <p>Transports call {@link #openQueue} for each accepted connection. The config layer builds and changes the
+ * model at runtime through the methods here and on {@link Subsystem}; they are thread-safe (one model lock, control
+ * path only) and every change that alters what a host may discover bumps the discovery generation counter and
+ * notifies discovery controllers. The daemon calls {@link #checkTimers} periodically (keep-alive).
+ */
+public final class NvmeTarget implements QueueAcceptor {
+    private final TargetOptions options;
+    private final NanoClock clock;
+    private final long startNanos;
+    private final Object lock = new Object();
+
+    private final Map<Integer, Port> ports = new TreeMap<>();
+    private final Map<String, Subsystem> subsystems = new LinkedHashMap<>();
+    private final List<Referral> referrals = new ArrayList<>();
+    private final Subsystem discoverySubsystem;
+    private volatile long discoveryGeneration = 1;
+
+    private final FabricsCommands fabrics;
+    private final AdminCommands admin;
+    private final DiscoveryCommands discovery;
+    private final IoCommands io;
+
+    public NvmeTarget() {
+        this(TargetOptions.defaults(), SystemNanoClock.INSTANCE);
+    }
+
+    /**
+     * @param clock the time source for keep-alive (tests pass a clock they move); read once per command, so a
+     *              poller may pass an Agrona {@code CachedNanoClock} it updates each duty cycle
+     */
+    public NvmeTarget(TargetOptions options, NanoClock clock) {
+        this.options = Objects.requireNonNull(options, "options");
+        this.clock = Objects.requireNonNull(clock, "clock");
+        this.startNanos = clock.nanoTime();
+        this.discoverySubsystem = new Subsystem(
+                new SubsystemConfig(DiscoveryLog.DISCOVERY_NQN, "", "nvmf-target discovery", "0.1.0", true,
+                        SubsystemConfig.MIN_CNTLID, SubsystemConfig.MAX_CNTLID, 1),
+                true, lock, this::discoveryChanged);
+        this.fabrics = new FabricsCommands(this);
+        this.admin = new AdminCommands(this);
+        this.discovery = new DiscoveryCommands(this);
+        this.io = new IoCommands(options.maxTransferBytes());
+    }
+
+    @Override
+    public CommandQueue openQueue(int portId, int qid, int sqSize, QueueTransport transport) {
+        Objects.requireNonNull(transport, "transport");
+        return new NvmeQueue(this, portId, qid, sqSize, transport);
+    }
+
+    public TargetOptions options() { return options; }
+    public NanoClock clock() { return clock; }
+    /** Clock time when the target was created (SMART power-on hours). */
+    public long startNanos() { return startNanos; }
+    /** The model lock (control path). */
+    public Object lock() { return lock; }
+
+    public FabricsCommands fabrics() { return fabrics; }
+    public AdminCommands admin() { return admin; }
+    public DiscoveryCommands discovery() { return discovery; }
+    public IoCommands io() { return io; }
+
+    // ------------------------------------------------------------------------------------------- ports
+
+    /** Adds (or replaces, same id) a port. */
+    public void addPort(Port port) {
+        Objects.requireNonNull(port, "port");
+        synchronized (lock) {
+            ports.put(port.id(), port);
+            discoveryChanged();
+        }
+    }
+
+    /**
+     * Removes a port: subsystems stop being exposed on it and the controllers connected through it are torn down.
+     */
+    public Port removePort(int portId) {
+        List<Controller> doomed = new ArrayList<>();
+        Port removed;
+        synchronized (lock) {
+            removed = ports.remove(portId);
+            if (removed == null) {
+                return null;
+            }
+            for (Subsystem s : subsystems.values()) {
+                s.removePort(portId);
+            }
+            for (Subsystem s : allSubsystemsLocked()) {
+                for (Controller c : s.controllers()) {
+                    if (c.port().id() == portId) {
+                        doomed.add(c);
+                    }
+                }
+            }
+            discoveryChanged();
+        }
+        for (Controller c : doomed) {
+            c.disconnectAll("port " + portId + " removed");
+        }
+        return removed;
+    }
+
+    public Port port(int portId) {
+        synchronized (lock) {
+            return ports.get(portId);
+        }
+    }
+
+    public List<Port> ports() {
+        synchronized (lock) {
+            return List.copyOf(ports.values());
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------- subsystems
+
+    /**
+     * Adds a subsystem (not yet exposed on any port: see {@link #exposeSubsystem}).
+     *
+     * @throws IllegalStateException if the NQN exists or is the discovery NQN
+     */
+    public Subsystem addSubsystem(SubsystemConfig config) {
+        synchronized (lock) {
+            if (config.nqn().equals(DiscoveryLog.DISCOVERY_NQN) || subsystems.containsKey(config.nqn())) {
+                throw new IllegalStateException("subsystem " + config.nqn() + " already exists");
+            }
+            Subsystem s = new Subsystem(config, false, lock, this::discoveryChanged);
+            subsystems.put(config.nqn(), s);
+            discoveryChanged();
+            return s;
+        }
+    }
+
+    /** Removes a subsystem: new Connects fail, and its controllers are torn down. Returns it (or null). */
+    public Subsystem removeSubsystem(String nqn) {
+        Subsystem s;
+        synchronized (lock) {
+            s = subsystems.remove(nqn);
+            if (s == null) {
+                return null;
+            }
+            s.markRemoved();
+            discoveryChanged();
+        }
+        for (Controller c : s.controllers()) {
+            c.disconnectAll("subsystem " + nqn + " removed");
+        }
+        return s;
+    }
+
+    public Subsystem subsystem(String nqn) {
+        synchronized (lock) {
+            return DiscoveryLog.DISCOVERY_NQN.equals(nqn) ? discoverySubsystem : subsystems.get(nqn);
+        }
+    }
+
+    /** NVM subsystems (not the discovery subsystem), in the order added. */
+    public List<Subsystem> subsystems() {
+        synchronized (lock) {
+            return List.copyOf(subsystems.values());
+        }
+    }
+
+    public Subsystem discoverySubsystem() { return discoverySubsystem; }
+
+    /** Exposes a subsystem on a port (kernel: linking subsystems/NQN under ports/N/subsystems). */
+    public void exposeSubsystem(int portId, String nqn) {
+        synchronized (lock) {
+            Subsystem s = subsystems.get(nqn);
+            if (s == null) {
+                throw new IllegalStateException("no subsystem " + nqn);
+            }
+            if (!ports.containsKey(portId)) {
+                throw new IllegalStateException("no port " + portId);
+            }
+            if (s.addPort(portId)) {
+                discoveryChanged();
+            }
+        }
+    }
+
+    /** Stops exposing a subsystem on a port (new Connects through it fail; live controllers stay). */
+    public void unexposeSubsystem(int portId, String nqn) {
+        synchronized (lock) {
+            Subsystem s = subsystems.get(nqn);
+            if (s != null && s.removePort(portId)) {
+                discoveryChanged();
+            }
+        }
+    }
+
+    /**
+     * The subsystem a Connect on {@code portId} may reach by this NQN: known, not removed, and exposed on that
+     * (known) port; the discovery subsystem is reachable on every known port. Null otherwise.
+     */
+    public Subsystem subsystemOnPort(String nqn, int portId) {
+        synchronized (lock) {
+            if (!ports.containsKey(portId)) {
+                return null;
+            }
+            if (DiscoveryLog.DISCOVERY_NQN.equals(nqn)) {
+                return discoverySubsystem;
+            }
+            Subsystem s = subsystems.get(nqn);
+            return s != null && !s.isRemoved() && s.isExposedOn(portId) ? s : null;
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------- referrals
+
+    public void addReferral(Referral referral) {
+        synchronized (lock) {
+            if (!referrals.contains(referral)) {
+                referrals.add(referral);
+                discoveryChanged();
+            }
+        }
+    }
+
+    public boolean removeReferral(Referral referral) {
+        synchronized (lock) {
+            boolean removed = referrals.remove(referral);
+            if (removed) {
+                discoveryChanged();
+            }
+            return removed;
+        }
+    }
+
+    public List<Referral> referrals() {
+        synchronized (lock) {
+            return List.copyOf(referrals);
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------- discovery
+
+    /** GENCTR of the discovery log: changes whenever what any host may discover changes. */
+    public long discoveryGeneration() { return discoveryGeneration; }
+
+    /** Builds the whole discovery log page for a host connected through {@code portId} (control path). */
+    public byte[] discoveryLog(String hostNqn, int portId) {
+        synchronized (lock) {
+            return DiscoveryLogPage.build(discoveryGeneration, hostNqn, ports.get(portId),
+                    List.copyOf(ports.values()), List.copyOf(subsystems.values()), List.copyOf(referrals));
+        }
+    }
+
+    private void discoveryChanged() {
+        synchronized (lock) {
+            discoveryGeneration++;
+            for (Controller c : discoverySubsystem.controllers()) {
+                c.discoveryLogChanged();
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------- controllers
+
+    /**
+     * Creates a controller for an admin queue Connect; null if the subsystem's controller id range is used up or
+     * the subsystem was removed meanwhile.
+     */
+    public Controller createController(Subsystem subsystem, Port port, String hostNqn, byte[] hostId,
+                                       long katoMillis) {
+        synchronized (lock) {
+            if (subsystem.isRemoved()) {
+                return null;
+            }
+            int cntlid = subsystem.allocateCntlid();
+            if (cntlid < 0) {
+                return null;
+            }
+            Controller c = new Controller(cntlid, subsystem, port, hostNqn, hostId, katoMillis, options,
+                    clock.nanoTime());
+            subsystem.attach(c);
+            return c;
+        }
+    }
+
+    /** A queue bound to {@code c} closed: detach it; the admin queue's close ends the controller. */
+    void queueClosed(NvmeQueue queue, Controller c) {
+        c.detach(queue);
+        if (queue.qid() == 0) {
+            c.events().abortAll(dev.nvmf.target.nvme.Status.ABORTED_SQ_DELETION);
+            synchronized (lock) {
+                c.subsystem().detach(c);
+            }
+            c.end();
+        }
+    }
+
+    /** Every live controller, discovery controllers included (a snapshot). */
+    public List<Controller> controllers() {
+        List<Controller> all = new ArrayList<>();
+        synchronized (lock) {
+            for (Subsystem s : allSubsystemsLocked()) {
+                all.addAll(s.controllers());
+            }
+        }
+        return all;
+    }
+
+    private List<Subsystem> allSubsystemsLocked() {
+        List<Subsystem> all = new ArrayList<>(subsystems.size() + 1);
+        all.add(discoverySubsystem);
+        all.addAll(subsystems.values());
+        return all;
+    }
+
+    /**
+     * Runs the timers: every controller whose keep-alive timeout passed without a command on any of its queues gets
+     * CSTS.CFS and is torn down (each queue: {@link QueueTransport#requestDisconnect}). Call it periodically
+     * (a fraction of the smallest KAS, e.g. every 100 ms) from any one thread.
+     *
+     * @return the number of controllers that expired now
+     */
+    public int checkTimers(long nowNanos) {
+        int expired = 0;
+        for (Controller c : controllers()) {
+            if (c.keepAlive().expire(nowNanos, c.lastTrafficNanos())) {
+                c.fatal("keep-alive timeout (" + c.keepAlive().timeoutMillis() + " ms) expired for " + c);
+                expired++;
+            }
+        }
+        return expired;
+    }
+}

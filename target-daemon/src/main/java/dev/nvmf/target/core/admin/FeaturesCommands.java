@@ -1,0 +1,121 @@
+package dev.nvmf.target.core.admin;
+
+import dev.nvmf.target.core.CommandContext;
+import dev.nvmf.target.core.controller.Controller;
+import dev.nvmf.target.nvme.AsyncEvents;
+import dev.nvmf.target.nvme.Features;
+import dev.nvmf.target.nvme.Status;
+import dev.nvmf.target.nvme.SubmissionQueueEntry;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+
+/**
+ * Set Features / Get Features (NVMe Base 2.0, 5.21 / 5.15; kernel: {@code nvmet_execute_set_features},
+ * {@code nvmet_execute_get_features}) for an I/O controller: Number of Queues (07h), Keep Alive Timer (0Fh),
+ * Asynchronous Event Configuration (0Bh), Volatile Write Cache (06h), Host Identifier (81h, read only on fabrics).
+ * Nothing is saveable (SV: Feature Identifier Not Saveable); unknown features: Invalid Field.
+ */
+public final class FeaturesCommands {
+    /** Async event notices an I/O controller can send. */
+    public static final int IO_AEC_SUPPORTED = AsyncEvents.CONFIG_NAMESPACE_ATTRIBUTE;
+
+    void set(CommandContext ctx, Controller c) {
+        int cdw10 = ctx.sqe.cdw10();
+        int cdw11 = ctx.sqe.cdw11();
+        if (Features.save(cdw10)) {
+            ctx.fail(Status.FEATURE_NOT_SAVEABLE, SubmissionQueueEntry.CDW10 + 3);
+            return;
+        }
+        switch (Features.fid(cdw10)) {
+            case Features.FID_NUMBER_OF_QUEUES -> {
+                int nsqr = cdw11 & 0xFFFF;
+                int ncqr = cdw11 >>> 16;
+                if (nsqr == 0xFFFF || ncqr == 0xFFFF) {
+                    ctx.fail(Status.INVALID_FIELD, SubmissionQueueEntry.CDW11);
+                    return;
+                }
+                // Submission and completion queues come in pairs on fabrics: grant the smaller request.
+                int granted = c.requestIoQueues(Math.min(nsqr, ncqr) + 1);
+                ctx.result0 = (granted - 1) | ((granted - 1) << 16);
+            }
+            case Features.FID_KEEP_ALIVE_TIMER -> setKeepAlive(ctx, c, cdw11);
+            case Features.FID_ASYNC_EVENT_CONFIGURATION -> {
+                if (!setAsyncEventConfig(ctx, c, cdw11, IO_AEC_SUPPORTED)) {
+                    return;
+                }
+            }
+            case Features.FID_VOLATILE_WRITE_CACHE -> c.volatileWriteCache((cdw11 & 1) != 0);
+            case Features.FID_HOST_IDENTIFIER -> {
+                // Set by Connect on fabrics and never changed (NVMe-oF 1.1, 3.3; as the kernel target).
+                ctx.fail(Status.COMMAND_SEQUENCE_ERROR, SubmissionQueueEntry.CDW10);
+                return;
+            }
+            default -> {
+                ctx.fail(Status.INVALID_FIELD, SubmissionQueueEntry.CDW10);
+                return;
+            }
+        }
+        ctx.complete(Status.SUCCESS);
+    }
+
+    void get(CommandContext ctx, Controller c) {
+        int cdw10 = ctx.sqe.cdw10();
+        int sel = Features.select(cdw10);
+        int fid = Features.fid(cdw10);
+        if (sel > Features.SEL_SUPPORTED_CAPABILITIES) {
+            ctx.fail(Status.INVALID_FIELD, SubmissionQueueEntry.CDW10 + 1);
+            return;
+        }
+        boolean current = sel == Features.SEL_CURRENT || sel == Features.SEL_SAVED; // not saveable: saved = current
+        switch (fid) {
+            case Features.FID_NUMBER_OF_QUEUES -> {
+                int q = (current ? c.grantedIoQueues() : c.maxIoQueues()) - 1;
+                ctx.result0 = sel == Features.SEL_SUPPORTED_CAPABILITIES ? Features.CAPABILITY_CHANGEABLE
+                        : q | (q << 16);
+            }
+            case Features.FID_KEEP_ALIVE_TIMER -> ctx.result0 = sel == Features.SEL_SUPPORTED_CAPABILITIES
+                    ? Features.CAPABILITY_CHANGEABLE : current ? (int) c.keepAlive().timeoutMillis() : 0;
+            case Features.FID_ASYNC_EVENT_CONFIGURATION -> ctx.result0 = sel == Features.SEL_SUPPORTED_CAPABILITIES
+                    ? Features.CAPABILITY_CHANGEABLE : current ? c.asyncEventConfig() : 0;
+            case Features.FID_VOLATILE_WRITE_CACHE -> ctx.result0 = sel == Features.SEL_SUPPORTED_CAPABILITIES
+                    ? Features.CAPABILITY_CHANGEABLE : current ? (c.volatileWriteCache() ? 1 : 0) : 1;
+            case Features.FID_HOST_IDENTIFIER -> {
+                if (sel == Features.SEL_SUPPORTED_CAPABILITIES) {
+                    ctx.result0 = 0;
+                    break;
+                }
+                if ((ctx.sqe.cdw11() & Features.HOST_ID_EXHID) == 0) {
+                    // Only the 128-bit host identifier exists on fabrics.
+                    ctx.fail(Status.INVALID_FIELD, SubmissionQueueEntry.CDW11);
+                    return;
+                }
+                MemorySegment out = DataOut.prepare(ctx, Features.HOST_ID_SIZE);
+                if (out == null) {
+                    return;
+                }
+                MemorySegment.copy(c.hostId(), 0, out, ValueLayout.JAVA_BYTE, 0, Features.HOST_ID_SIZE);
+            }
+            default -> {
+                ctx.fail(Status.INVALID_FIELD, SubmissionQueueEntry.CDW10);
+                return;
+            }
+        }
+        ctx.complete(Status.SUCCESS);
+    }
+
+    /** Keep Alive Timer: KATO in ms (0 disables); re-arms from now. */
+    static void setKeepAlive(CommandContext ctx, Controller c, int cdw11) {
+        c.keepAlive().timeoutMillis(cdw11 & 0xFFFF_FFFFL, ctx.queue.target().clock().nanoTime());
+    }
+
+    /** Asynchronous Event Configuration: bits outside {@code supported} are Invalid Field (kernel does the same). */
+    static boolean setAsyncEventConfig(CommandContext ctx, Controller c, int cdw11, int supported) {
+        if ((cdw11 & ~supported) != 0) {
+            ctx.fail(Status.INVALID_FIELD, SubmissionQueueEntry.CDW11);
+            return false;
+        }
+        c.asyncEventConfig(cdw11);
+        return true;
+    }
+}

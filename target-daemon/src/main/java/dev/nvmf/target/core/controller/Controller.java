@@ -1,0 +1,219 @@
+package dev.nvmf.target.core.controller;
+
+import dev.nvmf.target.core.NvmeQueue;
+import dev.nvmf.target.core.TargetOptions;
+import dev.nvmf.target.core.subsystem.Port;
+import dev.nvmf.target.core.subsystem.Subsystem;
+import dev.nvmf.target.nvme.AsyncEvents;
+import dev.nvmf.target.nvme.IdentifyController;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * One controller of the dynamic model (NVMe-oF 1.1, 3.3; kernel: {@code struct nvmet_ctrl}), created by an admin
+ * queue Connect and ended when its admin queue closes. It holds what a host negotiated: properties (CC/CSTS),
+ * features (number of queues, keep-alive timeout, async event configuration, volatile write cache), the queues
+ * attached to it, its keep-alive timer, held async events, error log and changed namespace list.
+ */
+public final class Controller {
+    private final int cntlid;
+    private final Subsystem subsystem;
+    private final Port port;
+    private final String hostNqn;
+    private final byte[] hostId;
+    private final boolean discovery;
+    private final TargetOptions options;
+    private final ControllerProperties properties;
+    private final KeepAliveTimer keepAlive;
+    private final AsyncEventQueue events;
+    private final ErrorLog errorLog;
+    private final ChangedNamespaceList changedNamespaces = new ChangedNamespaceList();
+    /** Indexed by qid (0 = admin); guarded by this. */
+    private final NvmeQueue[] queues;
+
+    private volatile int grantedIoQueues;
+    private volatile int asyncEventConfig;
+    private volatile boolean volatileWriteCache = true;
+    /** Event types reported and not yet acknowledged by reading their log page (kernel: aen_masked). */
+    private int maskedEvents;
+    private volatile boolean ended;
+
+    public Controller(int cntlid, Subsystem subsystem, Port port, String hostNqn, byte[] hostId, long katoMillis,
+                      TargetOptions options, long nowNanos) {
+        this.cntlid = cntlid;
+        this.subsystem = subsystem;
+        this.port = port;
+        this.hostNqn = hostNqn;
+        this.hostId = hostId.clone();
+        this.discovery = subsystem.isDiscovery();
+        this.options = options;
+        int maxQueueEntries = discovery ? options.adminQueueDepth() : port.maxQueueSize();
+        this.properties = new ControllerProperties(maxQueueEntries, options.capTimeout(), options.version());
+        this.keepAlive = new KeepAliveTimer(katoMillis, nowNanos);
+        this.events = new AsyncEventQueue(options.asyncEventLimit());
+        this.errorLog = new ErrorLog(options.errorLogEntries());
+        int maxIo = discovery ? 0 : subsystem.config().maxIoQueues();
+        this.queues = new NvmeQueue[maxIo + 1];
+        this.grantedIoQueues = maxIo;
+    }
+
+    public int cntlid() { return cntlid; }
+    public Subsystem subsystem() { return subsystem; }
+    public Port port() { return port; }
+    public String hostNqn() { return hostNqn; }
+    public byte[] hostId() { return hostId.clone(); }
+    public boolean isDiscovery() { return discovery; }
+    public TargetOptions options() { return options; }
+    public ControllerProperties properties() { return properties; }
+    public KeepAliveTimer keepAlive() { return keepAlive; }
+    public AsyncEventQueue events() { return events; }
+    public ErrorLog errorLog() { return errorLog; }
+    public ChangedNamespaceList changedNamespaces() { return changedNamespaces; }
+    public boolean isEnded() { return ended; }
+
+    /** CNTRLTYPE of Identify Controller. */
+    public int controllerType() {
+        return discovery ? IdentifyController.CNTRLTYPE_DISCOVERY : IdentifyController.CNTRLTYPE_IO;
+    }
+
+    // ------------------------------------------------------------------------------------------- features
+
+    /** I/O queues the host may create (Number of Queues feature; until it is set, the subsystem's maximum). */
+    public int grantedIoQueues() { return grantedIoQueues; }
+
+    public int maxIoQueues() { return queues.length - 1; }
+
+    /** Set Features Number of Queues: grants min(requested, maximum); returns the grant. */
+    public int requestIoQueues(int requested) {
+        int granted = Math.max(1, Math.min(requested, maxIoQueues()));
+        grantedIoQueues = granted;
+        return granted;
+    }
+
+    public int asyncEventConfig() { return asyncEventConfig; }
+
+    public void asyncEventConfig(int value) { asyncEventConfig = value; }
+
+    public boolean volatileWriteCache() { return volatileWriteCache; }
+
+    public void volatileWriteCache(boolean enabled) { volatileWriteCache = enabled; }
+
+    // ------------------------------------------------------------------------------------------- queues
+
+    /** Attaches a queue at its qid; false if one is there already (Connect: Controller Busy). */
+    public synchronized boolean attach(NvmeQueue queue) {
+        int qid = queue.qid();
+        if (ended || qid >= queues.length || queues[qid] != null) {
+            return false;
+        }
+        queues[qid] = queue;
+        return true;
+    }
+
+    public synchronized void detach(NvmeQueue queue) {
+        int qid = queue.qid();
+        if (qid < queues.length && queues[qid] == queue) {
+            queues[qid] = null;
+        }
+    }
+
+    public synchronized NvmeQueue queue(int qid) {
+        return qid >= 0 && qid < queues.length ? queues[qid] : null;
+    }
+
+    /** The latest command time over all queues (traffic-based keep-alive). */
+    public synchronized long lastTrafficNanos() {
+        long last = Long.MIN_VALUE;
+        for (NvmeQueue q : queues) {
+            if (q != null) {
+                last = Math.max(last, q.lastCommandNanos());
+            }
+        }
+        return last;
+    }
+
+    /** Attached queues (a snapshot). */
+    public synchronized List<NvmeQueue> queues() {
+        List<NvmeQueue> list = new ArrayList<>();
+        for (NvmeQueue q : queues) {
+            if (q != null) {
+                list.add(q);
+            }
+        }
+        return list;
+    }
+
+    /** Controller reset or shutdown: the I/O queues go (NVMe Base 2.0, 3.7.2); the admin queue stays. */
+    public void disconnectIoQueues(String reason) {
+        List<NvmeQueue> list = queues();
+        for (NvmeQueue q : list) {
+            if (q.qid() != 0) {
+                q.disconnect(reason);
+            }
+        }
+    }
+
+    /** Tears the whole association down: every queue is disconnected; the controller ends when the admin queue closes. */
+    public void disconnectAll(String reason) {
+        for (NvmeQueue q : queues()) {
+            q.disconnect(reason);
+        }
+    }
+
+    /** Fatal: CSTS.CFS and teardown (keep-alive expiry). */
+    public void fatal(String reason) {
+        properties.markFatal();
+        disconnectAll(reason);
+    }
+
+    /** Called by the target once the admin queue closed: disconnects whatever queue is left. */
+    public void end() {
+        ended = true;
+        disconnectAll("controller " + cntlid + " ended (admin queue closed)");
+    }
+
+    // ------------------------------------------------------------------------------------------- async events
+
+    private static final int MASK_NAMESPACE = 1;
+    private static final int MASK_DISCOVERY = 2;
+
+    /** A namespace of the subsystem was added, removed or changed (control plane). */
+    public void namespaceChanged(int nsid) {
+        changedNamespaces.add(nsid);
+        if ((asyncEventConfig & AsyncEvents.CONFIG_NAMESPACE_ATTRIBUTE) != 0 && takeMask(MASK_NAMESPACE)) {
+            events.raise(AsyncEvents.NAMESPACE_CHANGED);
+        }
+    }
+
+    /** The discovery log changed (discovery controllers; control plane). */
+    public void discoveryLogChanged() {
+        if (discovery && (asyncEventConfig & AsyncEvents.CONFIG_DISCOVERY_LOG_CHANGE) != 0
+                && takeMask(MASK_DISCOVERY)) {
+            events.raise(AsyncEvents.DISCOVERY_LOG_CHANGED);
+        }
+    }
+
+    /** The host read the changed namespace list without RAE: namespace notices may be sent again. */
+    public synchronized void acknowledgeNamespaceEvent() {
+        maskedEvents &= ~MASK_NAMESPACE;
+    }
+
+    /** The host read the discovery log without RAE. */
+    public synchronized void acknowledgeDiscoveryEvent() {
+        maskedEvents &= ~MASK_DISCOVERY;
+    }
+
+    private synchronized boolean takeMask(int bit) {
+        if ((maskedEvents & bit) != 0) {
+            return false;
+        }
+        maskedEvents |= bit;
+        return true;
+    }
+
+    @Override
+    public String toString() {
+        return "controller " + cntlid + " of " + subsystem.nqn() + " for " + hostNqn;
+    }
+}

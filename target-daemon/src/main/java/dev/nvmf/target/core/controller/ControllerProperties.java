@@ -1,0 +1,102 @@
+package dev.nvmf.target.core.controller;
+
+import dev.nvmf.target.nvme.Properties;
+
+/**
+ * A controller's properties and the CC/CSTS state machine (NVMe Base 2.0, 3.1.3 and 3.5 "Controller
+ * Initialization", "Shutdown"; kernel: {@code nvmet_update_cc}, {@code nvmet_start_ctrl}, {@code nvmet_clear_ctrl}).
+ *
+ * <p>Written on the admin queue's poller (Property Set) and by the control plane (fatal status), read anywhere.
+ */
+public final class ControllerProperties {
+    /** Outcomes of a CC write the controller must act on. */
+    public static final int CC_NO_CHANGE = 0;
+    public static final int CC_ENABLED = 1;
+    public static final int CC_ENABLE_FAILED = 2;
+    public static final int CC_RESET = 3;
+    public static final int CC_SHUTDOWN = 4;
+
+    private static final int IOSQES_NVM = 6;
+    private static final int IOCQES_NVM = 4;
+
+    private final long cap;
+    private final int vs;
+    private int cc;
+    private int csts;
+
+    /**
+     * @param maxQueueEntries largest queue a host may create (CAP.MQES + 1)
+     * @param timeout         CAP.TO in 500 ms units
+     * @param version         VS
+     */
+    public ControllerProperties(int maxQueueEntries, int timeout, int version) {
+        this.cap = ((maxQueueEntries - 1) & Properties.CAP_MQES_MASK)
+                | Properties.CAP_CQR // fabrics queues are always physically contiguous
+                | ((long) (timeout & 0xFF) << Properties.CAP_TO_SHIFT)
+                | Properties.CAP_CSS_NVM; // MPSMIN = MPSMAX = 0: 4 KiB pages
+        this.vs = version;
+    }
+
+    public long cap() { return cap; }
+    public int vs() { return vs; }
+    public synchronized int cc() { return cc; }
+    public synchronized int csts() { return csts; }
+
+    /** CC.EN = 1 and CSTS.RDY = 1: the controller takes commands other than Fabrics. */
+    public synchronized boolean ready() {
+        return (cc & Properties.CC_EN) != 0 && (csts & Properties.CSTS_RDY) != 0;
+    }
+
+    public synchronized boolean fatal() {
+        return (csts & Properties.CSTS_CFS) != 0;
+    }
+
+    /** Controller Fatal Status (keep-alive expiry, transport error): the host must reset or reconnect. */
+    public synchronized void markFatal() {
+        csts |= Properties.CSTS_CFS;
+    }
+
+    /**
+     * Applies a Property Set of CC and returns what changed: enabling checks the queue entry sizes (64/16 bytes),
+     * the page size (4 KiB), arbitration (round robin) and the command set (NVM); a bad combination sets CSTS.CFS
+     * instead of RDY, as the kernel target does. Clearing EN resets; setting SHN shuts down and reports
+     * CSTS.SHST = complete at once (nothing is cached beyond what the backends make durable on flush).
+     */
+    public synchronized int writeCc(int value) {
+        int old = cc;
+        cc = value;
+        int action = CC_NO_CHANGE;
+        boolean enNew = (value & Properties.CC_EN) != 0;
+        boolean enOld = (old & Properties.CC_EN) != 0;
+        if (enNew && !enOld) {
+            int iosqes = (value >>> Properties.CC_IOSQES_SHIFT) & Properties.CC_QES_MASK;
+            int iocqes = (value >>> Properties.CC_IOCQES_SHIFT) & Properties.CC_QES_MASK;
+            int mps = (value >>> Properties.CC_MPS_SHIFT) & Properties.CC_MPS_MASK;
+            int ams = (value >>> Properties.CC_AMS_SHIFT) & Properties.CC_AMS_MASK;
+            int css = (value >>> Properties.CC_CSS_SHIFT) & Properties.CC_CSS_MASK;
+            if (iosqes != IOSQES_NVM || iocqes != IOCQES_NVM || mps != 0 || ams != 0 || css != 0) {
+                csts = Properties.CSTS_CFS;
+                action = CC_ENABLE_FAILED;
+            } else {
+                csts = Properties.CSTS_RDY;
+                action = CC_ENABLED;
+            }
+        }
+        if (!enNew && enOld) {
+            // Controller reset: RDY and CFS clear (the reset is how a host recovers from CFS).
+            csts = 0;
+            action = CC_RESET;
+        }
+        int shnNew = (value >>> Properties.CC_SHN_SHIFT) & Properties.CC_SHN_MASK;
+        int shnOld = (old >>> Properties.CC_SHN_SHIFT) & Properties.CC_SHN_MASK;
+        if (shnNew != 0 && shnOld == 0) {
+            csts = (csts & ~(Properties.CSTS_RDY | Properties.CSTS_SHST_MASK)) | Properties.CSTS_SHST_COMPLETE;
+            cc = value & ~Properties.CC_EN;
+            action = CC_SHUTDOWN;
+        }
+        if (shnNew == 0 && shnOld != 0) {
+            csts &= ~Properties.CSTS_SHST_MASK;
+        }
+        return action;
+    }
+}

@@ -1,0 +1,51 @@
+package dev.nvmf.target.core.subsystem;
+
+import dev.nvmf.target.backend.BlockBackend;
+
+import java.util.Objects;
+import java.util.UUID;
+
+/**
+ * One namespace of a subsystem (kernel: {@code struct nvmet_ns}): its identity, its format, and the backend that
+ * stores it. Immutable; shared by every controller of the subsystem (NMIC shared).
+ */
+public final class Namespace {
+    private final NamespaceConfig config;
+    private final BlockBackend backend;
+    private final int blockShift;
+    private final long sizeBlocks;
+    private final boolean readOnly;
+    private final IoStatistics statistics = new IoStatistics();
+
+    public Namespace(NamespaceConfig config, BlockBackend backend) {
+        this.config = Objects.requireNonNull(config, "config");
+        this.backend = Objects.requireNonNull(backend, "backend");
+        this.blockShift = Integer.numberOfTrailingZeros(config.blockSize());
+        this.sizeBlocks = backend.sizeBytes() >>> blockShift;
+        if (sizeBlocks <= 0) {
+            throw new IllegalArgumentException("namespace " + config.nsid() + ": backend " + backend.describe()
+                    + " is smaller than one block (" + backend.sizeBytes() + " bytes)");
+        }
+        this.readOnly = config.readOnly() || backend.readOnly();
+    }
+
+    public int nsid() { return config.nsid(); }
+    public NamespaceConfig config() { return config; }
+    public BlockBackend backend() { return backend; }
+    public int blockSize() { return config.blockSize(); }
+    /** log2 of the block size (LBADS). */
+    public int blockShift() { return blockShift; }
+    /** NSZE: size in logical blocks (the backend's size rounded down to whole blocks). */
+    public long sizeBlocks() { return sizeBlocks; }
+    public boolean readOnly() { return readOnly; }
+    public UUID uuid() { return config.uuid(); }
+    public byte[] nguid() { return config.nguid(); }
+    public long eui64() { return config.eui64(); }
+    public IoStatistics statistics() { return statistics; }
+
+    @Override
+    public String toString() {
+        return "namespace " + nsid() + " (" + backend.describe() + ", " + sizeBlocks + " x " + blockSize() + " B"
+                + (readOnly ? ", read-only" : "") + ")";
+    }
+}
