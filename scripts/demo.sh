@@ -12,16 +12,10 @@ ROOT=$PWD
 # shellcheck source=env.sh
 . scripts/env.sh
 BUILD_DIR=${NVMF_BUILD_DIR:-target}
+export NVMF_BUILD_DIR=$BUILD_DIR
 
-echo "demo: building (mvn package, tests skipped) ..."
-# The tests module's runtime class path (sibling modules' jars and Maven Central jars) is written by the
-# dependency plugin; the guest sees these host paths as they are.
-if ! mvn -B -q -DbuildDir="$BUILD_DIR" -pl tests -am -DskipTests package dependency:build-classpath \
-     -Dmdep.outputFile="$BUILD_DIR/lab-classpath.txt" -Dmdep.includeScope=runtime; then
-  echo "demo: build failed" >&2
-  exit 1
-fi
-CP="$ROOT/tests/$BUILD_DIR/classes:$(cat "$ROOT/tests/$BUILD_DIR/lab-classpath.txt")"
+echo "demo: building (mvn test-compile) ..."
+CP=$(bash tests/lab/classpath.sh) || { echo "demo: build failed" >&2; exit 1; }
 if [ ! -f "$ROOT/tests/$BUILD_DIR/classes/dev/nvmf/tests/verbs/VerbsScenario.class" ]; then
   echo "demo: dev.nvmf.tests.verbs.VerbsScenario is not built yet (tests/src/main/java/dev/nvmf/tests/verbs/)" >&2
   exit 1

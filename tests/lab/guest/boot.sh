@@ -29,6 +29,9 @@ mount -t tmpfs -o mode=755 run /run    # NOT /tmp: a tmpfs there would hide the 
 mkdir -p /run/lab/out /dev/pts /dev/shm
 mount -t devpts devpts /dev/pts
 mount -t tmpfs shm /dev/shm
+# devtmpfs has no /dev/fd links; bash process substitution and many tools need them.
+ln -sfn /proc/self/fd /dev/fd; ln -sfn /proc/self/fd/0 /dev/stdin
+ln -sfn /proc/self/fd/1 /dev/stdout; ln -sfn /proc/self/fd/2 /dev/stderr
 if ! mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 out /run/lab/out; then
   say "FATAL: cannot mount the results share (9p tag 'out')"
   exit 1

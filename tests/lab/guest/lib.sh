@@ -74,33 +74,33 @@ run_step() {
 
 # --- Java programs -----------------------------------------------------------------------------------------
 
-# The java command line prefix: the lab's JDK, native access, the host-built class path.
-lab_java_cmd() {
-  [ -x "$LAB_JAVA_HOME/bin/java" ] || { lab_log "no java at $LAB_JAVA_HOME/bin/java"; return 1; }
-  [ -n "${LAB_CLASSPATH:-}" ] || { lab_log "LAB_CLASSPATH is empty"; return 1; }
-  printf '%s\0' "$LAB_JAVA_HOME/bin/java" -XX:-UsePerfData --enable-native-access=ALL-UNNAMED \
-    -cp "$LAB_CLASSPATH" ${LAB_JAVA_OPTS:-}
+# lab_java_check: the JDK and class path are there; sets LAB_JAVA_ARGS, the options every lab Java program
+# gets: no hsperfdata files, native access for FFM, the host-built class path, and $LAB_JAVA_OPTS (split on
+# spaces) for extra options.
+lab_java_check() {
+  [ -x "$LAB_JAVA_HOME/bin/java" ] || { lab_log "no java at $LAB_JAVA_HOME/bin/java (LAB_JAVA_HOME)"; return 1; }
+  [ -n "${LAB_CLASSPATH:-}" ] || { lab_log "LAB_CLASSPATH is empty (LabVm sets it; from the shell see tests/lab/README.md)"; return 1; }
+  # shellcheck disable=SC2206
+  LAB_JAVA_ARGS=(-XX:-UsePerfData --enable-native-access=ALL-UNNAMED -cp "$LAB_CLASSPATH" ${LAB_JAVA_OPTS:-})
 }
 
 # run_java NAME TIMEOUT_S [JVM-OPTIONS...] MAIN-CLASS [ARGS...]: runs a Java program in the foreground
 # with a timeout. Output goes to $LAB_LOGS/NAME.log and stdout. Returns the program's status.
 run_java() {
-  local name=$1 limit=$2 cmd=()
+  local name=$1 limit=$2
   shift 2
-  mapfile -d '' cmd < <(lab_java_cmd) || return 1
-  [ ${#cmd[@]} -gt 0 ] || return 1
-  run_step "$name" "$limit" "${cmd[@]}" "$@"
+  lab_java_check || return 1
+  run_step "$name" "$limit" "$LAB_JAVA_HOME/bin/java" "${LAB_JAVA_ARGS[@]}" "$@"
 }
 
 # start_java_bg NAME [JVM-OPTIONS...] MAIN-CLASS [ARGS...]: starts a Java program in the background
 # (e.g. the target daemon). Output goes to $LAB_LOGS/NAME.log; its pid is kept so that stop_bg, bg_alive
 # and the end-of-run cleanup find it. Returns at once; use wait_for_log to wait until it is ready.
 start_java_bg() {
-  local name=$1 cmd=()
+  local name=$1
   shift
-  mapfile -d '' cmd < <(lab_java_cmd) || return 1
-  [ ${#cmd[@]} -gt 0 ] || return 1
-  start_bg "$name" "${cmd[@]}" "$@"
+  lab_java_check || return 1
+  start_bg "$name" "$LAB_JAVA_HOME/bin/java" "${LAB_JAVA_ARGS[@]}" "$@"
 }
 
 # start_bg NAME COMMAND...: like start_java_bg for any command.
