@@ -5,6 +5,8 @@ abstract class Action {
     long due;
     long seq;
     boolean scheduled;
+    /** Scheduled with wire latency, which a blocking caller may cut short. */
+    boolean wire;
 
     abstract void run();
 

@@ -309,10 +309,8 @@ public final class SoftCmId implements CmId {
             if (parameters.privateDataLength() > SoftFabric.REQ_PRIVATE_DATA_SIZE) {
                 throw invalid("rdma_connect", "private data longer than " + SoftFabric.REQ_PRIVATE_DATA_SIZE);
             }
-            if (qp != null) {
-                qp.retryCount = parameters.retryCount();
-                qp.rnrRetry = parameters.rnrRetryCount();
-            }
+            // retry_count governs both sides; rnr_retry_count is how often the *peer* retries (rdma_cm(7)).
+            if (qp != null) qp.retryCount = parameters.retryCount();
             state = State.CONNECTING;
             requestParameters = parameters;
             send(CmMessage.REQ, null, () -> deliverRequest(parameters));
@@ -369,7 +367,7 @@ public final class SoftCmId implements CmId {
                 if (qp.transition(QpState.RTR) != 0) throw invalid("rdma_accept", "QP in state " + qp.state);
                 if (!fabric.acceptLeavesRtr) qp.transition(QpState.RTS);
                 qp.retryCount = requestParameters.retryCount();
-                qp.rnrRetry = parameters.rnrRetryCount();
+                qp.rnrRetry = requestParameters.rnrRetryCount();
                 qp.peer = remote.qp;
             }
             state = State.REP_SENT;
@@ -411,6 +409,7 @@ public final class SoftCmId implements CmId {
         state = State.ESTABLISHED;
         if (qp != null) {
             qp.peer = passive.qp;
+            qp.rnrRetry = p.rnrRetryCount();
             qp.transition(QpState.RTR);
             qp.transition(QpState.RTS);
         }

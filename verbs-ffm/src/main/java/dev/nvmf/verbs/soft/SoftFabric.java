@@ -86,9 +86,27 @@ public final class SoftFabric implements RdmaProvider {
     long cmTimeoutNanos = TimeUnit.SECONDS.toNanos(3);          // what the Linux host uses for the CM
     long timewaitNanos = TimeUnit.MILLISECONDS.toNanos(1);
     boolean acceptLeavesRtr;
+    /** Automatic mode: how long a posted WR takes to start when its send queue was idle (the wire). */
+    long wireLatencyNanos = TimeUnit.MILLISECONDS.toNanos(1);
+    private final List<Action> wireDeferred = new ArrayList<>();
+    private Thread ticker;
 
     public SoftFabric(Mode mode) {
         this.mode = mode;
+    }
+
+    /**
+     * An automatic fabric for code that creates its provider reflectively (e.g. {@code VerbsScenario.provider("soft")}):
+     * devices come from the system property {@code dev.nvmf.soft.devices} ("soft0=10.77.0.1,soft1=10.77.0.2"),
+     * by default exactly those two (the lab's addresses).
+     */
+    public SoftFabric() {
+        this(Mode.AUTOMATIC);
+        String spec = System.getProperty("dev.nvmf.soft.devices", "soft0=10.77.0.1,soft1=10.77.0.2");
+        for (String d : spec.split(",")) {
+            String[] kv = d.trim().split("=");
+            if (kv.length == 2) addDevice(kv[0].trim(), kv[1].trim());
+        }
     }
 
     /** A fabric where nothing moves until the test steps it. */
@@ -204,6 +222,14 @@ public final class SoftFabric implements RdmaProvider {
      */
     public SoftFabric acceptLeavesRtr(boolean v) { acceptLeavesRtr = v; return this; }
 
+    /**
+     * Automatic mode only: the time from posting to an idle send queue until its first WR executes (default 1 ms).
+     * A caller that blocks in the fabric (awaitEvent, pollEvent, pollAsyncEvent with a timeout) lets that time pass
+     * at once, so a consumer that polls, arms its CQ, polls again and waits gets its completion through the
+     * channel, as on a real wire. 0 = execute inside the post call.
+     */
+    public SoftFabric wireLatency(Duration d) { wireLatencyNanos = d.toNanos(); return this; }
+
     /** Fault injection. */
     public SoftFaults faults() { return faults; }
 
@@ -273,6 +299,34 @@ public final class SoftFabric implements RdmaProvider {
             closed = true;
             actions.clear();
             signalAll();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Automatic mode: runs due work when no caller is inside the fabric (timers, wire latency). */
+    private void ensureTicker() {
+        if (ticker != null || closed || mode != Mode.AUTOMATIC) return;
+        ticker = Thread.ofPlatform().daemon().name("soft-fabric").unstarted(this::tick);
+        ticker.start();
+    }
+
+    private void tick() {
+        lock.lock();
+        try {
+            while (!closed) {
+                long wait = TimeUnit.SECONDS.toNanos(1);
+                if (mode == Mode.AUTOMATIC) {
+                    if (pump() > 0) signalAll();
+                    Action next = actions.peek();
+                    if (next != null) wait = Math.min(wait, Math.max(1000, next.due - nowLocked()));
+                }
+                try {
+                    changed.awaitNanos(wait);
+                } catch (InterruptedException e) {
+                    return;
+                }
+            }
         } finally {
             lock.unlock();
         }
@@ -401,7 +455,32 @@ public final class SoftFabric implements RdmaProvider {
         return null;
     }
 
+    /** Schedules data-path work that crosses the wire (see {@link #wireLatency}). */
+    void scheduleWire(Action a) {
+        long now = nowLocked();
+        if (mode != Mode.AUTOMATIC || wireLatencyNanos <= 0) {
+            schedule(a, now);
+            return;
+        }
+        if (a.scheduled) return;
+        schedule(a, now + wireLatencyNanos);
+        a.wire = true;
+        wireDeferred.add(a);
+    }
+
+    /** A caller is about to block: wire latency elapses now. */
+    private void expediteWire() {
+        if (wireDeferred.isEmpty()) return;
+        long now = nowLocked();
+        for (Action a : wireDeferred) {
+            if (a.scheduled && a.wire) schedule(a, now);
+        }
+        wireDeferred.clear();
+    }
+
     void schedule(Action a, long due) {
+        a.wire = false;
+        if (mode == Mode.AUTOMATIC && ticker == null) ensureTicker();
         if (a.scheduled) {
             if (a.due <= due) return;
             actions.remove(a);
@@ -468,6 +547,10 @@ public final class SoftFabric implements RdmaProvider {
             pumpIfAutomatic();
             if (ready.getAsBoolean()) return true;
             if (timeoutMillis == 0 || closed) return false;
+            if (mode == Mode.AUTOMATIC && !wireDeferred.isEmpty()) {
+                expediteWire();
+                continue;
+            }
             long wait = deadline - System.nanoTime();
             if (wait <= 0) return false;
             if (mode == Mode.AUTOMATIC) {

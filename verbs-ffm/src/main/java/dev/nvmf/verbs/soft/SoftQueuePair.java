@@ -406,7 +406,7 @@ public final class SoftQueuePair implements QueuePair {
 
     private void kickSq() {
         if (!headParked && !sqAction.scheduled && !sq.isEmpty() && state == QpState.RTS) {
-            fabric.schedule(sqAction, fabric.nowLocked());
+            fabric.scheduleWire(sqAction);
         }
     }
 
@@ -643,8 +643,9 @@ public final class SoftQueuePair implements QueuePair {
         sendPool.add(w);
         if (status != WcStatus.SUCCESS) {
             enterError(false);
-        } else {
-            kickSq();
+        } else if (!sq.isEmpty()) {
+            // The next WR follows back to back (no new wire latency within a burst).
+            fabric.schedule(sqAction, fabric.nowLocked());
         }
     }
 
