@@ -3,13 +3,15 @@
 # guest's Soft-RoCE devices rxe0 (10.77.0.1) and rxe1 (10.77.0.2), run with this build's classes
 # (LAB_CLASSPATH). It prints "VERBS-SCENARIO: PASS" on success.
 #
-# Environment: VERBS_MAIN (main class; default above), VERBS_ARGS (arguments, split on spaces),
-# VERBS_TIMEOUT (seconds, default 300). Results: verbs_exit, verbs_pass, verbs_java_s.
+# Environment: VERBS_MAIN (main class; default above), VERBS_ARGS (arguments, split on spaces; default
+# "ffm 10.77.0.1 10.77.0.2 4791 60000": the FFM provider, server and client addresses, the CM port, and a
+# generous per-step bound in ms for emulation), VERBS_TIMEOUT (seconds for the whole program, default 300).
+# Results: verbs_exit, verbs_pass, verbs_java_s.
 . "$LAB_REPO/tests/lab/guest/lib.sh"
 set -u
 MAIN=${VERBS_MAIN:-dev.nvmf.tests.verbs.VerbsScenario}
 # shellcheck disable=SC2206
-ARGS=(${VERBS_ARGS:-})
+ARGS=(${VERBS_ARGS:-ffm $LAB_TARGET_ADDR $LAB_HOST_ADDR 4791 60000})
 
 t0=$(cut -d' ' -f1 /proc/uptime)
 run_java verbs-scenario "${VERBS_TIMEOUT:-300}" "$MAIN" "${ARGS[@]}"
