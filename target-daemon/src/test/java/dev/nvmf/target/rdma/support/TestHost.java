@@ -146,6 +146,7 @@ public final class TestHost implements AutoCloseable {
         c.set(JAVA_SHORT_UNALIGNED, 2, (short) cid);
         c.set(JAVA_INT_UNALIGNED, 4, 1);
         c.set(JAVA_LONG_UNALIGNED, 40, offset);
+        c.set(JAVA_BYTE, 39, (byte) 0x40); // no data: a zero-length keyed descriptor, as the Linux host sends
         return c;
     }
 
