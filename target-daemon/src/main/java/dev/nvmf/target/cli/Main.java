@@ -22,14 +22,16 @@ import picocli.CommandLine.Command;
             "3:launcher: no JDK 22 or newer, or the build is missing",
             "4:invalid configuration or nvmetcli file; nothing was started",
             "5:startup failed: listener, device, metrics port or RDMA stack unavailable"})
-public final class Main implements Runnable {
+public final class Main implements java.util.concurrent.Callable<Integer> {
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
 
     @Override
-    public void run() {
-        // No subcommand: show the usage, as a usage error.
-        throw new CommandLine.ParameterException(spec.commandLine(), "a command is required");
+    public Integer call() {
+        // No subcommand: a usage error, with the usage.
+        spec.commandLine().getErr().println("nvmf-target: a command is required");
+        spec.commandLine().usage(spec.commandLine().getErr());
+        return ExitCodes.USAGE;
     }
 
     public static void main(String[] args) {
@@ -49,7 +51,6 @@ public final class Main implements Runnable {
 
     static CommandLine commandLine() {
         CommandLine cl = new CommandLine(new Main());
-        cl.setExitCodeExceptionMapper(t -> ExitCodes.SOFTWARE);
         cl.setExecutionExceptionHandler((ex, commandLine, parseResult) -> {
             commandLine.getErr().println("nvmf-target: internal error: " + ex);
             ex.printStackTrace(commandLine.getErr());
