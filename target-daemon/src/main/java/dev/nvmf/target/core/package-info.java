@@ -1,0 +1,61 @@
+/**
+ * The transport-independent NVMe-oF controller core (kernel model: drivers/nvme/target/). Transports talk to it
+ * through four boundary types in this package: {@link dev.nvmf.target.core.QueueAcceptor} (implemented by
+ * {@link dev.nvmf.target.core.NvmeTarget}), {@link dev.nvmf.target.core.CommandQueue} (implemented by
+ * {@link dev.nvmf.target.core.NvmeQueue}), {@link dev.nvmf.target.core.QueueTransport} and
+ * {@link dev.nvmf.target.core.NvmeRequest}.
+ *
+ * <h2>Map</h2>
+ * <table>
+ *   <caption>Where each concern lives</caption>
+ *   <tr><th>Concern</th><th>Class</th><th>Spec</th><th>Kernel</th></tr>
+ *   <tr><td>Target model, config API (ports, subsystems, referrals, reload), keep-alive timer sweep
+ *       ({@code checkTimers}), discovery generation counter</td>
+ *       <td>{@link dev.nvmf.target.core.NvmeTarget}</td><td>NVMe-oF 1.1 &sect;3, &sect;5</td><td>core.c, configfs.c</td></tr>
+ *   <tr><td>Limits and defaults (MDTS, admin depth, KAS, discovery KATO, AERL, ELPE)</td>
+ *       <td>{@link dev.nvmf.target.core.TargetOptions}</td><td></td><td>nvmet.h</td></tr>
+ *   <tr><td>Per-command gate: SQ head/SQHD, Connect-first, CC.EN check, dispatch, CQE writing, error log</td>
+ *       <td>{@link dev.nvmf.target.core.NvmeQueue}, {@link dev.nvmf.target.core.CommandContext}</td>
+ *       <td>Base 2.0 &sect;4.2, &sect;4.6</td><td>core.c (nvmet_req_init/complete)</td></tr>
+ *   <tr><td>Subsystems, namespaces, host allow list, ports, referrals, controller ids</td>
+ *       <td>{@code subsystem.Subsystem}, {@code Namespace}, {@code Port}, {@code Referral},
+ *       {@code CntlidAllocator}, {@code IoStatistics}</td><td>Base 2.0 &sect;3.2</td><td>core.c, configfs.c</td></tr>
+ *   <tr><td>Controller (dynamic model), queues attached, features state, teardown</td>
+ *       <td>{@code controller.Controller}</td><td>NVMe-oF 1.1 &sect;3.3</td><td>core.c (nvmet_ctrl)</td></tr>
+ *   <tr><td>Properties and the CC/CSTS state machine (enable, reset, shutdown/SHST, CFS)</td>
+ *       <td>{@code controller.ControllerProperties}</td><td>Base 2.0 &sect;3.1.3, &sect;3.5-3.6</td>
+ *       <td>core.c (nvmet_update_cc)</td></tr>
+ *   <tr><td>Keep-alive timer (traffic based, TBKAS)</td><td>{@code controller.KeepAliveTimer}</td>
+ *       <td>Base 2.0 &sect;3.9</td><td>core.c (nvmet_keep_alive_timer)</td></tr>
+ *   <tr><td>Asynchronous events (held AERs, pending events)</td><td>{@code controller.AsyncEventQueue}</td>
+ *       <td>Base 2.0 &sect;5.2</td><td>core.c (nvmet_add_async_event)</td></tr>
+ *   <tr><td>Error log, changed namespace list</td>
+ *       <td>{@code controller.ErrorLog}, {@code controller.ChangedNamespaceList}</td>
+ *       <td>Base 2.0 &sect;5.16.1.2, &sect;5.16.1.5</td><td>core.c</td></tr>
+ *   <tr><td>Fabrics: Property Get/Set, Disconnect</td><td>{@code fabrics.FabricsCommands}</td>
+ *       <td>NVMe-oF 1.1 &sect;3.4-3.5</td><td>fabrics-cmd.c</td></tr>
+ *   <tr><td>Fabrics Connect (all validations, IPO/IATTR)</td><td>{@code fabrics.ConnectCommand}</td>
+ *       <td>NVMe-oF 1.1 &sect;3.3</td><td>fabrics-cmd.c</td></tr>
+ *   <tr><td>Admin dispatch, Asynchronous Event Request, Keep Alive, Abort</td><td>{@code admin.AdminCommands}</td>
+ *       <td>Base 2.0 &sect;5.1, &sect;5.2, &sect;5.24</td><td>admin-cmd.c</td></tr>
+ *   <tr><td>Identify (controller, namespace, lists, descriptors, CNS 05h-08h)</td>
+ *       <td>{@code admin.IdentifyCommand}</td><td>Base 2.0 &sect;5.17</td><td>admin-cmd.c</td></tr>
+ *   <tr><td>Get Log Page (error, SMART, firmware slot, changed namespaces, effects)</td>
+ *       <td>{@code admin.GetLogPageCommand}</td><td>Base 2.0 &sect;5.16</td><td>admin-cmd.c</td></tr>
+ *   <tr><td>Set/Get Features</td><td>{@code admin.FeaturesCommands}</td><td>Base 2.0 &sect;5.15, &sect;5.21</td>
+ *       <td>admin-cmd.c</td></tr>
+ *   <tr><td>I/O: Read, Write, Flush, Write Zeroes, Dataset Management, Compare; errno mapping</td>
+ *       <td>{@code io.IoCommands}, {@code io.BackendStatus}</td><td>NVM Command Set 1.0 &sect;3</td>
+ *       <td>io-cmd-bdev.c, io-cmd-file.c</td></tr>
+ *   <tr><td>Discovery controllers' admin commands</td><td>{@code discovery.DiscoveryCommands}</td>
+ *       <td>NVMe-oF 1.1 &sect;5</td><td>discovery.c</td></tr>
+ *   <tr><td>Discovery log page (per-host filtering, current entry, referrals)</td>
+ *       <td>{@code discovery.DiscoveryLogPage}</td><td>NVMe-oF 1.1 &sect;5.3</td><td>discovery.c</td></tr>
+ * </table>
+ *
+ * <h2>Threads</h2>
+ * {@code begin}/{@code execute} run on the queue's poller; completions may come from backend threads and, for
+ * held Asynchronous Event Requests, from the control plane. The config API takes one model lock (control path);
+ * the I/O path takes no lock and allocates nothing once warm (ZeroAllocationTest).
+ */
+package dev.nvmf.target.core;
