@@ -5,9 +5,7 @@ import dev.nvmf.verbs.DeviceAttributes;
 
 import java.net.InetAddress;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 
 /** One physical device of the fabric: its address, attributes, key space, and everything created on it. */
 final class DeviceNode {
@@ -18,8 +16,8 @@ final class DeviceNode {
     final long guid;
     final SoftDevice cmContext;
     final List<SoftDevice> contexts = new ArrayList<>();
-    final Map<Integer, SoftMemoryRegion> byLkey = new HashMap<>();
-    final Map<Integer, SoftMemoryRegion> byRkey = new HashMap<>();
+    /** Regions by key index (key >>> 8): lkeys at even, rkeys at odd indexes. No boxing on the data path. */
+    private SoftMemoryRegion[] keyTable = new SoftMemoryRegion[64];
     final List<SoftQueuePair> qps = new ArrayList<>();
     final List<SoftCmId> cmIds = new ArrayList<>();
     private int nextMrIndex = 1;
@@ -45,6 +43,30 @@ final class DeviceNode {
         int lkey = ((index * 2) << 8) | keyByte;
         int rkey = ((index * 2 + 1) << 8) | keyByte;
         return new int[] {lkey, rkey};
+    }
+
+    void addRegion(SoftMemoryRegion mr) {
+        int hi = Math.max(mr.lkey() >>> 8, mr.rkey() >>> 8);
+        if (hi >= keyTable.length) keyTable = java.util.Arrays.copyOf(keyTable, Math.max(hi + 1, keyTable.length * 2));
+        keyTable[mr.lkey() >>> 8] = mr;
+        keyTable[mr.rkey() >>> 8] = mr;
+    }
+
+    void removeRegion(SoftMemoryRegion mr) {
+        if (keyTable[mr.lkey() >>> 8] == mr) keyTable[mr.lkey() >>> 8] = null;
+        if (keyTable[mr.rkey() >>> 8] == mr) keyTable[mr.rkey() >>> 8] = null;
+    }
+
+    SoftMemoryRegion byLkey(int key) {
+        int i = key >>> 8;
+        SoftMemoryRegion mr = i < keyTable.length ? keyTable[i] : null;
+        return mr != null && mr.lkey() == key ? mr : null;
+    }
+
+    SoftMemoryRegion byRkey(int key) {
+        int i = key >>> 8;
+        SoftMemoryRegion mr = i < keyTable.length ? keyTable[i] : null;
+        return mr != null && mr.rkey() == key ? mr : null;
     }
 
     void postAsync(AsyncEvent event) {

@@ -30,11 +30,11 @@ public final class SoftCmId implements CmId {
         REP_SENT, ESTABLISHED, REJECTED, DISCONNECTING, DISCONNECTED, TIMEWAIT_DONE, ERROR, DEVICE_REMOVED, DESTROYED
     }
 
-    private static int serials;
+    private static final java.util.concurrent.atomic.AtomicInteger SERIALS = new java.util.concurrent.atomic.AtomicInteger();
 
     final SoftFabric fabric;
     final SoftCmEventChannel channel;
-    final int serial = ++serials;
+    final int serial = SERIALS.incrementAndGet();
     private Object context;
     State state = State.IDLE;
     DeviceNode node;

@@ -63,8 +63,7 @@ public final class SoftMemoryRegion implements MemoryRegion {
             if (closed) return;
             closed = true;
             DeviceNode node = pd.context.node;
-            node.byLkey.remove(lkey, this);
-            node.byRkey.remove(rkey, this);
+            node.removeRegion(this);
             pd.users--;
             f.resources.remove(SoftResources.Kind.MR, this);
         } finally {

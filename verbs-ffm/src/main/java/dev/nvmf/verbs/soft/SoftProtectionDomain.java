@@ -38,8 +38,7 @@ public final class SoftProtectionDomain implements ProtectionDomain {
             }
             int[] keys = context.node.allocateKeys();
             SoftMemoryRegion mr = new SoftMemoryRegion(this, segment, access, keys[0], keys[1]);
-            context.node.byLkey.put(mr.lkey(), mr);
-            context.node.byRkey.put(mr.rkey(), mr);
+            context.node.addRegion(mr);
             users++;
             fabric.resources.add(SoftResources.Kind.MR, mr, context.node.name + " len " + segment.byteSize()
                     + " lkey 0x" + Integer.toHexString(mr.lkey()) + " rkey 0x" + Integer.toHexString(mr.rkey()));

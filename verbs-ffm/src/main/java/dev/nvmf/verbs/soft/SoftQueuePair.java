@@ -454,8 +454,8 @@ public final class SoftQueuePair implements QueuePair {
             return;
         }
         if (w.opcode == WrOpcode.LOCAL_INV) {
-            SoftMemoryRegion mr = node.byLkey.get(w.invalidateRkey);
-            if (mr == null) mr = node.byRkey.get(w.invalidateRkey);
+            SoftMemoryRegion mr = node.byLkey(w.invalidateRkey);
+            if (mr == null) mr = node.byRkey(w.invalidateRkey);
             if (mr == null || mr.closed || mr.invalidated || mr.pd != pd) {
                 finishHead(w, WcStatus.LOC_PROT_ERR, 0);
             } else {
@@ -570,7 +570,7 @@ public final class SoftQueuePair implements QueuePair {
         }
         SoftMemoryRegion inv = null;
         if (w.opcode == WrOpcode.SEND_WITH_INV) {
-            inv = p.node.byRkey.get(w.invalidateRkey);
+            inv = p.node.byRkey(w.invalidateRkey);
             if (inv == null || inv.closed || inv.invalidated || inv.pd != p.pd) {
                 p.consumeRecv(r, WcStatus.REM_INV_REQ_ERR, 0, 0, false, w.solicited);
                 p.enterError(false);
@@ -665,14 +665,14 @@ public final class SoftQueuePair implements QueuePair {
     }
 
     SoftMemoryRegion localRegion(int lkey, long addr, long len, boolean write) {
-        SoftMemoryRegion mr = node.byLkey.get(lkey);
+        SoftMemoryRegion mr = node.byLkey(lkey);
         if (mr == null || mr.closed || mr.invalidated || mr.pd != pd || !mr.covers(addr, len)) return null;
         if (write && (mr.access & Access.LOCAL_WRITE) == 0) return null;
         return mr;
     }
 
     SoftMemoryRegion remoteRegion(int rkey, long addr, long len, int access) {
-        SoftMemoryRegion mr = node.byRkey.get(rkey);
+        SoftMemoryRegion mr = node.byRkey(rkey);
         if (mr == null || mr.closed || mr.invalidated || mr.pd != pd || !mr.covers(addr, len)) return null;
         if ((mr.access & access) == 0) return null;
         return mr;
