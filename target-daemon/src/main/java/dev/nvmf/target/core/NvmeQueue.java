@@ -123,6 +123,7 @@ public final class NvmeQueue implements CommandQueue {
                 c.errorLog().record(qid, ctx.cid, status, ctx.errorLocation, ctx.lba, ctx.nsid);
             }
         }
+        target.observer().commandCompleted(ctx, status);
         transport.complete(request);
     }
 

@@ -41,6 +41,7 @@ public final class NvmeTarget implements QueueAcceptor {
     private final List<Referral> referrals = new ArrayList<>();
     private final Subsystem discoverySubsystem;
     private volatile long discoveryGeneration = 1;
+    private volatile TargetObserver observer = TargetObserver.NONE;
 
     private final FabricsCommands fabrics;
     private final AdminCommands admin;
@@ -86,6 +87,13 @@ public final class NvmeTarget implements QueueAcceptor {
     public AdminCommands admin() { return admin; }
     public DiscoveryCommands discovery() { return discovery; }
     public IoCommands io() { return io; }
+
+    /** Who learns about completions, backend failures and closed queues (the daemon's metrics and logs). */
+    public TargetObserver observer() { return observer; }
+
+    public void observer(TargetObserver observer) {
+        this.observer = Objects.requireNonNull(observer, "observer");
+    }
 
     // ------------------------------------------------------------------------------------------- ports
 
@@ -315,6 +323,7 @@ public final class NvmeTarget implements QueueAcceptor {
             }
             c.end();
         }
+        observer.queueClosed(queue, c);
     }
 
     /** Every live controller, discovery controllers included (a snapshot). */

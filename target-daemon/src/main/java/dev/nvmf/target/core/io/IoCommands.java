@@ -224,6 +224,9 @@ public final class IoCommands {
         int opcode = ctx.opcode;
         if (opcode == Opcodes.IO_DATASET_MANAGEMENT) {
             // Deallocation is advisory: a backend that cannot do it has done nothing wrong.
+            if (result != 0 && result != -Errno.EOPNOTSUPP) {
+                ctx.queue.target().observer().backendFailed(ctx, result);
+            }
             if (result != 0 && result != -Errno.EOPNOTSUPP && ctx.deferredStatus == 0) {
                 ctx.deferredStatus = BackendStatus.of(opcode, result);
             }
@@ -233,6 +236,7 @@ public final class IoCommands {
             return;
         }
         if (result != 0) {
+            ctx.queue.target().observer().backendFailed(ctx, result);
             int status = BackendStatus.of(opcode, result);
             if (BackendStatus.isMediaError(status)) {
                 ns.statistics().mediaError();

@@ -16,6 +16,8 @@ public final class Namespace {
     private final long sizeBlocks;
     private final boolean readOnly;
     private final IoStatistics statistics = new IoStatistics();
+    /** The daemon's per-namespace state (pre-resolved metrics), read on the I/O path; null until set. */
+    private volatile Object attachment;
 
     public Namespace(NamespaceConfig config, BlockBackend backend) {
         this.config = Objects.requireNonNull(config, "config");
@@ -42,6 +44,8 @@ public final class Namespace {
     public byte[] nguid() { return config.nguid(); }
     public long eui64() { return config.eui64(); }
     public IoStatistics statistics() { return statistics; }
+    public Object attachment() { return attachment; }
+    public void attachment(Object attachment) { this.attachment = attachment; }
 
     @Override
     public String toString() {
