@@ -76,6 +76,56 @@ public final class RdmaTransport implements AutoCloseable {
 
     public CmEventLoop cm() { return cm; }
 
+    /**
+     * Listens on another port while running (configuration reload): on the CM thread when it runs, else here.
+     * Returns once the port listens; throws (and listens on nothing new) if it cannot.
+     */
+    public void addListener(RdmaPortConfig port) {
+        onCmThread(() -> {
+            cm.addListener(port);
+            return null;
+        });
+    }
+
+    /** Stops listening on a port while running; its connected queues stay. Returns whether it was listening. */
+    public boolean removeListener(int portId) {
+        return onCmThread(() -> cm.removeListener(portId));
+    }
+
+    private <T> T onCmThread(java.util.concurrent.Callable<T> task) {
+        synchronized (this) {
+            if (!opened || closed) throw new IllegalStateException("transport not running");
+        }
+        if (threads.isEmpty()) {
+            try {
+                return task.call();
+            } catch (RuntimeException e) {
+                throw e;
+            } catch (Exception e) {
+                throw new IllegalStateException(e);
+            }
+        }
+        java.util.concurrent.CompletableFuture<T> f = new java.util.concurrent.CompletableFuture<>();
+        cm.submit(() -> {
+            try {
+                f.complete(task.call());
+            } catch (Throwable t) {
+                f.completeExceptionally(t);
+            }
+        });
+        try {
+            return f.get(10, java.util.concurrent.TimeUnit.SECONDS);
+        } catch (java.util.concurrent.ExecutionException e) {
+            if (e.getCause() instanceof RuntimeException r) throw r;
+            throw new IllegalStateException(e.getCause());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted waiting for the CM thread", e);
+        } catch (java.util.concurrent.TimeoutException e) {
+            throw new IllegalStateException("the CM thread did not answer in 10 s", e);
+        }
+    }
+
     public Poller poller(int i) { return pollers[i]; }
 
     public int pollerCount() { return pollers.length; }

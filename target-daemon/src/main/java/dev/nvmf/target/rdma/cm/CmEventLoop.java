@@ -87,6 +87,52 @@ public final class CmEventLoop implements Runnable {
 
     public List<PortListener> listeners() { return List.copyOf(listeners); }
 
+    /**
+     * Starts listening on another port at runtime (configuration reload). Call on the CM thread (or before the
+     * loop runs). Throws, leaving nothing behind, if the address cannot be bound or listened on.
+     */
+    public void addListener(RdmaPortConfig port) {
+        for (PortListener l : listeners) {
+            if (l.config().portId() == port.portId()) {
+                throw new IllegalStateException("port id " + port.portId() + " is already listening");
+            }
+        }
+        if (shuttingDown) throw new IllegalStateException("shutting down");
+        PortListener l = new PortListener(port);
+        CmId id = channel.createId(l);
+        try {
+            id.bind(port.socketAddress());
+            id.listen(BACKLOG);
+        } catch (RuntimeException e) {
+            id.close();
+            throw e;
+        }
+        l.id(id);
+        listeners.add(l);
+        LOG.log(System.Logger.Level.INFO, "listening on {0} (port id {1}, in-capsule {2} B, depth {3})",
+                id.localAddress(), port.portId(), port.inCapsuleDataSize(), port.maxQueueDepth());
+    }
+
+    /**
+     * Stops listening on a port (configuration reload); queues accepted through it stay connected. Call on the CM
+     * thread. Returns whether the port was listening.
+     */
+    public boolean removeListener(int portId) {
+        for (PortListener l : listeners) {
+            if (l.config().portId() == portId) {
+                listeners.remove(l);
+                try {
+                    l.id().close();
+                } catch (RuntimeException e) {
+                    LOG.log(System.Logger.Level.WARNING, "closing listener: " + e.getMessage());
+                }
+                LOG.log(System.Logger.Level.INFO, "stopped listening on port id {0}", portId);
+                return true;
+            }
+        }
+        return false;
+    }
+
     // ------------------------------------------------------------------------------------------------------------
     // Duty cycle
 
