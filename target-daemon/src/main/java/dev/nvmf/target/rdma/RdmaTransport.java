@@ -177,6 +177,9 @@ public final class RdmaTransport implements AutoCloseable {
         if (openQueues() > 0) {
             LOG.log(System.Logger.Level.WARNING, "{0} queue(s) did not drain in {1} ms; releasing anyway",
                     openQueues(), timeoutMillis);
+            for (Poller p : pollers) {
+                for (var q : p.liveQueues()) LOG.log(System.Logger.Level.WARNING, "  " + q.describe());
+            }
         }
         cm.stop();
         for (Poller p : pollers) p.stop();

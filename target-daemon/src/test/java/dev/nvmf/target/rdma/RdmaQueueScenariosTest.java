@@ -145,8 +145,8 @@ class RdmaQueueScenariosTest {
 
     @Test
     void sendBudgetExhaustedWaitersResumeInFifoOrder() {
-        // max_qp_wr 5: the QP gets 4 WRs of budget + 1 for the drain marker; a read's chain takes 2.
-        try (SoftTarget t = new SoftTarget(c -> c, Attrs.with(5, 16))) {
+        // max_qp_wr 4: the QP's whole send queue is 4 WRs; a read's chain (WRITE + SEND) takes 2.
+        try (SoftTarget t = new SoftTarget(c -> c, Attrs.with(4, 16))) {
             TestHost h = t.connect(1, 4);
             RdmaQueue q = onlyQueue(t);
             assertEquals(4, q.budget().capacity());

@@ -313,9 +313,9 @@ public final class CmEventLoop implements Runnable {
         int depth = data.queueDepth();
         int maxWr = attrs.maxQpWr();
         // Send budget: a response chain is at most 2 WRs (WRITE + SEND) and a READ 1, for up to 2*depth contexts.
-        int sendBudget = Math.min(2 * depth + readDepth, maxWr - 1);
-        if (sendBudget < 2 || depth + 1 > maxWr) return RejectReason.NO_RESOURCES;
-        int cqEntries = sendBudget + 1 + depth + 1;
+        int sendBudget = Math.min(2 * depth + readDepth, maxWr);
+        if (sendBudget < 2 || depth > maxWr) return RejectReason.NO_RESOURCES;
+        int cqEntries = sendBudget + depth;
 
         Poller poller = pollers[nextPoller++ % pollers.length];
         PollerDevice pd;
@@ -340,7 +340,7 @@ public final class CmEventLoop implements Runnable {
             recv = res.slabs().allocate((long) contexts * RdmaQueue.recvBufferSize(port.inCapsuleDataSize()));
             resp = res.slabs().allocate((long) contexts * RdmaQueue.RESPONSE_SLOT);
             qp = id.createQueuePair(new QpInitAttributes(res.protectionDomain(), pd.cq(), pd.cq(),
-                    new QpCapabilities(sendBudget + 1, depth + 1, 1, 1, 0), false));
+                    new QpCapabilities(sendBudget, depth, 1, 1, 0), false));
             boolean invalidate = config.remoteInvalidation() && res.supportsRemoteInvalidation();
             RdmaQueue q = new RdmaQueue(poller, pd, metrics, id, qp, slot, port.portId(), data.qid(), depth,
                     port.inCapsuleDataSize(), config.maxIoSize(), invalidate, sendBudget, readDepth, cqEntries,

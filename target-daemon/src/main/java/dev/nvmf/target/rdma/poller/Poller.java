@@ -100,10 +100,6 @@ public final class Poller implements Runnable {
             case RdmaQueue.KIND_SEND -> q.onSendComplete(idx, status);
             case RdmaQueue.KIND_READ -> q.onReadComplete(idx, status);
             case RdmaQueue.KIND_WRITE -> q.onWriteComplete(idx, status);
-            case RdmaQueue.KIND_MARKER_SEND, RdmaQueue.KIND_MARKER_RECV -> {
-                if (status == WcStatus.WR_FLUSH_ERR) metrics.flushCompletions.increment();
-                q.onMarker(RdmaQueue.kindOf(wrId));
-            }
             default -> LOG.log(System.Logger.Level.WARNING, "completion with unknown wr_id {0}", wrId);
         }
     }

@@ -13,7 +13,7 @@ import dev.nvmf.verbs.CompletionQueue;
  * A poller's resources on one device: the CQ every QP of this poller on this device reports to, its completion
  * channel, and the registered data-buffer pools (a small class for 4-8 KiB I/O and a max_io_size class) with
  * their FIFO waiters. CQ entries are a budget too: a queue is admitted only while its worst case
- * (send WRs + receive WRs + 2 markers) fits, so the CQ cannot overflow.
+ * (send WRs + receive WRs) fits, so the CQ cannot overflow.
  */
 public final class PollerDevice {
     private final DeviceResources resources;

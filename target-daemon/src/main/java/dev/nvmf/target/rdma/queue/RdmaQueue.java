@@ -42,8 +42,6 @@ public final class RdmaQueue implements QueueTransport {
     public static final int KIND_SEND = 2;
     public static final int KIND_READ = 3;
     public static final int KIND_WRITE = 4;
-    public static final int KIND_MARKER_SEND = 5;
-    public static final int KIND_MARKER_RECV = 6;
 
     public static long wrId(int slot, int kind, int index) {
         return (long) slot << 32 | (long) kind << 24 | index;
@@ -88,17 +86,13 @@ public final class RdmaQueue implements QueueTransport {
     private long received;
     private long responsesPosted;
     private int inCore;
-    private boolean recvMarkerBack;
-    private boolean sendMarkerBack;
-    private final dev.nvmf.verbs.RecvWorkRequest markerRecv;
-    private final dev.nvmf.verbs.SendWorkRequest markerSend;
     private volatile String closeReason;
     private boolean errorLogged;
 
     /**
      * Built by the CM thread at connect time, before the queue is published to its poller.
      *
-     * @param sendBudget send WRs available to chains (the QP was created with one more, for the drain marker)
+     * @param sendBudget send WRs available to chains (the QP's max_send_wr)
      * @param readDepth  negotiated initiator depth (outstanding RDMA READs)
      */
     public RdmaQueue(Poller poller, PollerDevice device, RdmaMetrics metrics, CmId cmId, QueuePair qp, int slot,
@@ -125,7 +119,7 @@ public final class RdmaQueue implements QueueTransport {
         int count = contextCount(depth);
         int recvSize = recvBufferSize(inCapsuleDataSize);
         // Work requests are plain native memory (not registered): providers read them during the post call.
-        MemorySegment wrs = Arena.ofAuto().allocate((long) count * RdmaRequest.WR_MEMORY + 256, 8);
+        MemorySegment wrs = Arena.ofAuto().allocate((long) count * RdmaRequest.WR_MEMORY, 8);
         contexts = new RdmaRequest[count];
         freeStack = new RdmaRequest[count];
         for (int i = 0; i < count; i++) {
@@ -137,12 +131,6 @@ public final class RdmaQueue implements QueueTransport {
             contexts[i] = r;
         }
         for (int i = count - 1; i >= 0; i--) freeStack[freeCount++] = contexts[i];
-        MemorySegment markers = wrs.asSlice((long) count * RdmaRequest.WR_MEMORY, 256);
-        markerRecv = new dev.nvmf.verbs.RecvWorkRequest(markers.asSlice(0, 32));
-        markerRecv.wrId(wrId(slot, KIND_MARKER_RECV, 0)).sgList(null, 0).next(null);
-        markerSend = new dev.nvmf.verbs.SendWorkRequest(markers.asSlice(64, 128));
-        markerSend.wrId(wrId(slot, KIND_MARKER_SEND, 0)).sgList(null, 0).next(null)
-                .opcode(WrOpcode.SEND).sendFlags(SendFlags.SIGNALED);
     }
 
     /** Response buffers are 16 bytes; a cache line each keeps neighbours apart. */
@@ -194,6 +182,7 @@ public final class RdmaQueue implements QueueTransport {
             r.state = RdmaRequest.FREE;
             freeContext(r, false);
             onFailedCompletion(status, "RECV");
+            checkDrained();
             return;
         }
         if (state == QueueState.DRAINING || state == QueueState.CLOSED) {
@@ -263,11 +252,6 @@ public final class RdmaQueue implements QueueTransport {
     /** An unsignaled RDMA WRITE produced a completion: only errors and flushes do. */
     public void onWriteComplete(int index, int status) {
         if (status != WcStatus.SUCCESS) onFailedCompletion(status, "RDMA_WRITE");
-    }
-
-    public void onMarker(int kind) {
-        if (kind == KIND_MARKER_RECV) recvMarkerBack = true; else sendMarkerBack = true;
-        checkDrained();
     }
 
     private void onFailedCompletion(int status, String what) {
@@ -562,8 +546,8 @@ public final class RdmaQueue implements QueueTransport {
     }
 
     /**
-     * Every teardown cause ends here (seed 000): QP to error, markers behind every posted WR, wait for all of them
-     * to come back flushed and for the core to return what it holds, then release.
+     * Every teardown cause ends here (seed 000): QP to error, wait for every posted WR to come back (flushed, in
+     * order) and for the core to return what it holds, then release.
      *
      * @param local true when the target decided (errors, core request, shutdown): it also disconnects the CM id
      */
@@ -596,18 +580,11 @@ public final class RdmaQueue implements QueueTransport {
             freeStack[freeCount++] = rp;
         }
         repostDebt = 0;
-        // Markers: posting to a QP in error is allowed and completes with a flush, after everything posted
-        // before it on that queue (in order).
-        int rc = qp.postRecv(markerRecv);
-        if (rc != 0) {
-            LOG.log(System.Logger.Level.WARNING, "marker receive not posted (errno {0}); counting it back", rc);
-            recvMarkerBack = true;
-        }
-        rc = qp.postSend(markerSend);
-        if (rc != 0) {
-            LOG.log(System.Logger.Level.WARNING, "marker send not posted (errno {0}); counting it back", rc);
-            sendMarkerBack = true;
-        }
+        // No marker WRs: every send chain ends with a signaled WR whose slots stay reserved in the budget until its
+        // completion (success or flush) is polled, and every posted receive is counted. The queue is drained
+        // when both counts are back to zero (nvmf-rdma.md section 5, "count outstanding WRs down to zero"). This
+        // does not depend on the provider flushing work posted after the error transition (rxe in Linux 6.1
+        // flushes receives posted then, but not sends).
         checkDrained();
     }
 
@@ -621,7 +598,7 @@ public final class RdmaQueue implements QueueTransport {
     }
 
     private void checkDrained() {
-        if (state != QueueState.DRAINING || !recvMarkerBack || !sendMarkerBack || inCore != 0) return;
+        if (state != QueueState.DRAINING || postedRecvs != 0 || !budget.idle() || inCore != 0) return;
         state = QueueState.CLOSED;
         for (RdmaRequest r : contexts) {
             if (r.bufferIndex >= 0) releaseBuffer(r); // defensive: nothing should still hold one
@@ -694,6 +671,14 @@ public final class RdmaQueue implements QueueTransport {
     public RegisteredRegion responseRegion() { return responseRegion; }
 
     public String closeReason() { return closeReason; }
+
+    /** For logs when a drain takes long: what is still outstanding. */
+    public String describe() {
+        return "queue qid " + qid + " from " + peer + " state " + state + ": posted receives " + postedRecvs
+                + ", send slots out " + (budget.capacity() - budget.available()) + ", READs out "
+                + (budget.readCapacity() - budget.readAvailable()) + ", in core " + inCore + ", free contexts "
+                + freeCount + "/" + contexts.length;
+    }
 
     public RdmaRequest context(int index) { return contexts[index]; }
 }

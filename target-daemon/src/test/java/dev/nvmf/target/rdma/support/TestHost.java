@@ -108,7 +108,8 @@ public final class TestHost implements AutoCloseable {
     }
 
     public CmEvent awaitConnect(Runnable pump) {
-        for (int i = 0; i < 1000 && connectResult == null; i++) {
+        long deadline = System.nanoTime() + 10_000_000_000L;
+        while (connectResult == null && System.nanoTime() < deadline) {
             pump.run();
             poll();
         }
@@ -116,7 +117,8 @@ public final class TestHost implements AutoCloseable {
     }
 
     private void awaitEvent(CmEventType type, Runnable pump) {
-        for (int i = 0; i < 1000; i++) {
+        long deadline = System.nanoTime() + 10_000_000_000L;
+        while (System.nanoTime() < deadline) {
             pump.run();
             poll();
             for (CmEvent e : events) {
