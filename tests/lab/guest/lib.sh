@@ -180,6 +180,12 @@ lab_common_setup() {
   modprobe -a configfs rdma_rxe ib_uverbs rdma_ucm nvme_rdma nvmet nvmet_rdma veth
   mountpoint -q /sys/kernel/config || mount -t configfs none /sys/kernel/config
   ip link add va type veth peer name vb
+  # Both addresses are local to the guest: without accept_local, a packet rxe1 sends from 10.77.0.2 out of vb
+  # arrives on va with a local source address and is dropped as a martian, so a client bound to 10.77.0.2
+  # (rping -I, nvme connect -w) times out resolving the address (RDMA_CM_EVENT_ADDR_ERROR -110).
+  for i in all default va vb; do
+    sysctl -qw net.ipv4.conf.$i.accept_local=1 net.ipv4.conf.$i.rp_filter=0
+  done
   ip addr add $LAB_TARGET_ADDR/24 dev va
   ip addr add $LAB_HOST_ADDR/24 dev vb
   ip link set va up
@@ -242,11 +248,13 @@ ktarget_teardown() {
 
 # --- the Linux NVMe-oF host (initiator) --------------------------------------------------------------------
 
-# nvme_connect_rdma NQN ADDR SVCID [nvme-connect options...]: connects with a 60 s bound.
+# nvme_connect_rdma NQN ADDR SVCID [nvme-connect options...]: connects with a 60 s bound. The host side
+# uses rxe1 (host_traddr 10.77.0.2, so traffic crosses the veth pair) unless the options name another -w.
 nvme_connect_rdma() {
-  local nqn=$1 addr=$2 svc=$3
+  local nqn=$1 addr=$2 svc=$3 w=(-w "$LAB_HOST_ADDR")
   shift 3
-  run_step "nvme-connect-$nqn" 60 nvme connect -t rdma -a "$addr" -s "$svc" -n "$nqn" "$@"
+  case " $* " in *" -w "*|*" --host-traddr"*) w=() ;; esac
+  run_step "nvme-connect-$nqn" 60 nvme connect -t rdma -a "$addr" -s "$svc" -n "$nqn" "${w[@]}" "$@"
 }
 
 # nvme_ctrl_for NQN: prints the controller name (nvmeX) connected to subsystem NQN, if any.

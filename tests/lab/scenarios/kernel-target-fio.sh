@@ -4,7 +4,7 @@
 # will face: discover, connect, data integrity (fio verify), 4 KiB random-read IOPS at QD32 (a number to
 # compare with, within one boot; emulation makes it ~1000x slower than hardware), disconnect.
 #
-# Results: discover_ok, connect_ok, ns_dev, verify_ok, iops_randread_4k_qd32, disconnect_ok.
+# Results: discover_ok, connect_ok, ns_dev, ctrl_address, verify_ok, iops_randread_4k_qd32, disconnect_ok.
 . "$LAB_REPO/tests/lab/guest/lib.sh"
 set -u
 NQN=nqn.2024-01.dev.nvmf:lab-ref
@@ -27,6 +27,8 @@ lab_result connect_ok 1
 lab_result ns_dev "$DEV"
 CTRL=$(nvme_ctrl_for "$NQN")
 lab_result ctrl_queue_count "$(cat /sys/class/nvme/$CTRL/queue_count)"
+# host_traddr=10.77.0.2: the host side is rxe1, the target rxe0; the traffic crosses the veth pair.
+lab_result ctrl_address "$(cat /sys/class/nvme/$CTRL/address)"
 run_step nvme-id-ctrl 30 nvme id-ctrl "/dev/$CTRL" > /dev/null || lab_die "nvme id-ctrl"
 
 # Data integrity: write 16 MiB of random 4 KiB blocks with crc32c headers, read every one back and check.
