@@ -382,4 +382,45 @@ class RdmaQueueScenariosTest {
         }
         assertTrue(fabric.resources().nothingLeaked(), fabric.resources().toString());
     }
+
+    @Test
+    void coreRequestedDisconnectFromAnotherThreadDrainsAndTellsTheHost() throws Exception {
+        try (SoftTarget t = new SoftTarget()) {
+            TestHost h = t.connect(1, 8);
+            RdmaQueue q = onlyQueue(t);
+            Thread keepAlive = new Thread(() -> t.core.queue(0).transport.requestDisconnect("keep-alive expired"));
+            keepAlive.start();
+            keepAlive.join();
+            t.pump();
+            assertEquals(QueueState.CLOSED, q.state());
+            assertEquals("keep-alive expired", q.closeReason());
+            assertTrue(t.core.queue(0).closed);
+            assertTrue(h.sawEvent(CmEventType.DISCONNECTED));
+            assertReleased(t);
+        }
+    }
+
+    @Test
+    void hostDeathMidIoEndsInTheSameDrain() {
+        try (SoftTarget t = new SoftTarget()) {
+            TestHost h = t.connect(1, 8);
+            RdmaQueue q = onlyQueue(t);
+            t.core.deferred = true;
+            MemoryRegion r = h.dataRegion(4096);
+            MemorySegment c = h.capsule(FakeCore.OP_READ, 1, 0);
+            TestHost.keyed(c, r.address(), 4096, r.rkey(), true);
+            h.send(0);
+            t.pump();
+            t.fabric.faults().killQueuePair(h.qp()); // the host vanishes: no ACKs, no DREP
+            t.core.releaseDeferred();               // our WRITE + SEND go out into the void
+            for (int i = 0; i < 600 && t.transport.openQueues() > 0; i++) {
+                t.fabric.advanceTime(java.time.Duration.ofMillis(100));
+                t.pump();
+            }
+            assertEquals(QueueState.CLOSED, q.state());
+            assertEquals(1, t.transport.metrics().errorCompletions(WcStatus.RETRY_EXC_ERR));
+            assertTrue(t.core.queue(0).closed);
+            assertReleased(t);
+        }
+    }
 }
