@@ -19,9 +19,8 @@ class SoftVerbsScenarioTest {
             fabric.addDevice("soft0", "10.77.0.1");
             fabric.addDevice("soft1", "10.77.0.2");
             VerbsScenario.Result r = VerbsScenario.run(fabric, new VerbsScenario.Config(
-                    new InetSocketAddress("10.77.0.1", 4791), new InetSocketAddress("10.77.0.2", 0), null, 10_000,
-                    System.out));
-            assertTrue(r.passed(), r.summary() + "\n" + String.join("\n", r.lines()));
+                    new InetSocketAddress("10.77.0.1", 4791), new InetSocketAddress("10.77.0.2", 0), 10_000));
+            assertTrue(r.complete(), r.summary() + "\n" + String.join("\n", r.lines()));
             SoftResources left = fabric.resources();
             assertTrue(left.nothingLeaked(), "leaked: " + left);
             assertEquals(0, left.undrainedQpDestroys(), "a QP was destroyed before its drain");
@@ -33,9 +32,8 @@ class SoftVerbsScenarioTest {
         // What `VerbsScenario soft 10.77.0.1 10.77.0.2 4791` does: the no-argument fabric has the lab's two devices.
         try (RdmaProvider provider = VerbsScenario.provider("soft")) {
             VerbsScenario.Result r = VerbsScenario.run(provider, new VerbsScenario.Config(
-                    new InetSocketAddress("10.77.0.1", 4791), new InetSocketAddress("10.77.0.2", 0), null, 10_000,
-                    System.out));
-            assertTrue(r.passed(), r.summary());
+                    new InetSocketAddress("10.77.0.1", 4791), new InetSocketAddress("10.77.0.2", 0), 10_000));
+            assertTrue(r.complete(), r.summary());
         }
     }
 }
