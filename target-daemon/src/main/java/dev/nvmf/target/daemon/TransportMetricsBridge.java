@@ -1,0 +1,113 @@
+package dev.nvmf.target.daemon;
+
+import dev.nvmf.target.metrics.ConnectionReject;
+import dev.nvmf.target.metrics.TargetMetrics;
+import dev.nvmf.target.rdma.RdmaMetrics;
+import dev.nvmf.target.rdma.RdmaMetrics.RejectReason;
+import dev.nvmf.verbs.WcStatus;
+import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.Meter;
+import io.micrometer.core.instrument.MeterRegistry;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.LongAdder;
+
+/**
+ * Exposes the RDMA transport's own counters ({@link RdmaMetrics}: LongAdders the CM thread and pollers bump) in
+ * the daemon's registry. Function counters and gauges read the adders when Prometheus scrapes, so the I/O path
+ * pays nothing beyond the adders it already has. Names are transport-wide ({@code nvmf_rdma_*}, no poller label)
+ * and do not collide with {@code PollerMetrics}' per-poller series.
+ *
+ * <p>Connection rejects are the exception: {@link TargetMetrics} already owns {@code nvmf_connection_rejects_total}
+ * as push counters, so {@link #pushRejects()} (called by the daemon's timer thread) adds the adders' growth to
+ * them.
+ */
+final class TransportMetricsBridge implements AutoCloseable {
+    private final MeterRegistry registry;
+    private final TargetMetrics metrics;
+    private final RdmaMetrics rdma;
+    private final List<Meter> meters = new ArrayList<>();
+    private final long[] rejectsSeen = new long[RejectReason.values().length];
+
+    TransportMetricsBridge(TargetMetrics metrics, RdmaMetrics rdma) {
+        this.metrics = metrics;
+        this.registry = metrics.registry();
+        this.rdma = rdma;
+        counter("nvmf.rdma.commands.received", "command capsules received", rdma.commandsReceived);
+        counter("nvmf.rdma.responses.sent", "response capsules sent (SEND or SEND_WITH_INV)", rdma.responsesSent);
+        counter("nvmf.rdma.remote.invalidations", "responses sent with SEND_WITH_INV (host asked to invalidate)",
+                rdma.remoteInvalidations);
+        counter("nvmf.rdma.send.work.requests", "send-queue work requests posted (SEND, WRITE, READ)",
+                rdma.sendWorkRequestsPosted);
+        counter("nvmf.rdma.recv.work.requests", "receive work requests posted", rdma.recvWorkRequestsPosted);
+        counter("nvmf.rdma.signaled.work.requests", "send-queue work requests posted signaled",
+                rdma.signaledWorkRequests);
+        counter("nvmf.rdma.send.queue.waits", "times a request waited for send-queue budget or READ depth",
+                rdma.sendBudgetWaits);
+        counter("nvmf.rdma.buffer.waits", "times a request waited for a free registered data buffer",
+                rdma.bufferWaits);
+        counter("nvmf.rdma.flushed.completions", "completions flushed by a queue drain (WR_FLUSH_ERR)",
+                rdma.flushCompletions);
+        counter("nvmf.rdma.early.capsules", "capsules that arrived before the CM's ESTABLISHED event",
+                rdma.earlyCapsules);
+        counter("nvmf.rdma.credit.overruns", "queues closed because the host sent beyond its credits",
+                rdma.creditOverruns);
+        counter("nvmf.rdma.queues.accepted", "RDMA queues (connections) accepted", rdma.queuesAccepted);
+        counter("nvmf.rdma.queues.released", "RDMA queues drained and released", rdma.queuesClosed);
+        meters.add(Gauge.builder("nvmf.rdma.queues.open", rdma.queuesOpen, a -> a.get())
+                .description("RDMA queues accepted and not yet released").register(registry));
+        for (int s = 0; s <= WcStatus.GENERAL_ERR; s++) {
+            if (s == WcStatus.SUCCESS || s == WcStatus.WR_FLUSH_ERR) {
+                continue;
+            }
+            int status = s;
+            meters.add(FunctionCounter.builder("nvmf.rdma.failed.completions", rdma,
+                            m -> m.errorCompletions(status)).tag("status", WcStatus.name(status))
+                    .description("work completions with an error status other than flush, by ibv_wc_status")
+                    .register(registry));
+        }
+    }
+
+    private void counter(String name, String description, LongAdder adder) {
+        meters.add(FunctionCounter.builder(name, adder, LongAdder::sum).description(description).register(registry));
+    }
+
+    /** The transport's reject reasons in the metrics' vocabulary. */
+    static ConnectionReject map(RejectReason r) {
+        return switch (r) {
+            case INVALID_PRIVATE_DATA_LENGTH, INVALID_RECFMT -> ConnectionReject.INVALID_PRIVATE_DATA;
+            case INVALID_QID -> ConnectionReject.INVALID_QUEUE_ID;
+            case INVALID_HSQSIZE, INVALID_HRQSIZE -> ConnectionReject.INVALID_QUEUE_SIZE;
+            case NO_RESOURCES -> ConnectionReject.NO_RESOURCES;
+            case INVALID_IRD, INVALID_ORD -> ConnectionReject.INVALID_IRD_ORD;
+            default -> ConnectionReject.OTHER;
+        };
+    }
+
+    /**
+     * Adds rejects counted by the transport since the last call to the daemon's reject counters; returns how many
+     * (one thread at a time: the timer thread, then stop).
+     */
+    synchronized long pushRejects() {
+        long total = 0;
+        for (RejectReason r : RejectReason.values()) {
+            long now = rdma.rejects(r);
+            long delta = now - rejectsSeen[r.ordinal()];
+            rejectsSeen[r.ordinal()] = now;
+            for (long i = 0; i < delta; i++) {
+                metrics.connectionRejected(map(r));
+            }
+            total += delta;
+        }
+        return total;
+    }
+
+    @Override
+    public void close() {
+        pushRejects();
+        meters.forEach(registry::remove);
+        meters.clear();
+    }
+}
