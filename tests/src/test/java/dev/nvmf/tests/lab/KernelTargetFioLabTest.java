@@ -23,6 +23,8 @@ class KernelTargetFioLabTest {
         Map<String, String> res = r.results();
         assertEquals("1", res.get("discover_ok"), r::describe);
         assertEquals("1", res.get("connect_ok"), r::describe);
+        // The host side ran on rxe1 and the target on rxe0: the I/O crossed the veth pair, not rxe loopback.
+        assertTrue(res.getOrDefault("ctrl_address", "").contains("host_traddr=10.77.0.2"), r::describe);
         assertEquals("1", res.get("verify_ok"), r::describe);
         assertEquals("1", res.get("disconnect_ok"), r::describe);
         assertTrue(r.log("nvme-discover").orElse("").contains("nqn.2024-01.dev.nvmf:lab-ref"), r::describe);
