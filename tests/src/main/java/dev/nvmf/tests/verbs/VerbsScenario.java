@@ -486,10 +486,13 @@ public final class VerbsScenario {
             }
 
             step("disconnect");
+            // The client's DREQ gives the server DISCONNECTED; the server answers with its own rdma_disconnect
+            // (DREP, and its QP to error), and only then does the client see DISCONNECTED (IB CM; the kernel
+            // would otherwise wait for the DREQ to time out).
             clientId.disconnect();
-            expect(clientEvents, CmEventType.DISCONNECTED, clientId).ack();
             expect(serverEvents, CmEventType.DISCONNECTED, serverId).ack();
             serverId.disconnect();
+            expect(clientEvents, CmEventType.DISCONNECTED, clientId).ack();
             // Receives still posted: client 102..107 (6; 101.. if SEND_WITH_INV was skipped), server 201..207
             // (7), flushed in order.
             List<Wc> cflush = awaitCompletions(client, RECV_COUNT - (clientFlushFrom - 100));
