@@ -74,13 +74,23 @@ if grep -Ei "bogus remote invalidation|keyed sgl|icdoff|nvme_rdma.*(error|failed
 fi
 lab_result dmesg_clean 1
 
-# Resources of the daemon while it still runs (no queue open) and after it stops.
+# Resources of the daemon while it still runs with no queue open (every queue drained and released): no QP,
+# only the listener's cm_id; the registered slabs stay (registered once per device, released at stop).
+# rdma resource shows the creating thread's id (QPs and MRs come from our CM thread): match every thread of it.
+TPID=$(bg_pid target)
+TIDS=$(ls "/proc/$TPID/task" | paste -sd'|')
+ours() { rdma resource show "$1" | grep -cE "pid ($TIDS) "; }
+wait_for "[ \$(ours qp) = 0 ]" 30 "the daemon's QPs released" || true
 { for r in qp mr cm_id; do echo "# $r"; rdma resource show $r; done; } > "$LAB_LOGS/rdma-idle.txt" 2>&1
+lab_result idle_qp "$(ours qp)"
+lab_result idle_cm_id "$(ours cm_id)"
+lab_result idle_mr "$(ours mr)"
 stop_bg target 60
 grep -q '^LAB-TARGET: STOPPED' "$LAB_LOGS/target.log" || lab_die "target did not stop cleanly"
+grep -q '^LAB-TARGET: metrics.* open=0' "$LAB_LOGS/target.log" || lab_die "queues left open at stop"
 lab_result target_stopped 1
 { for r in qp mr cm_id; do echo "# $r"; rdma resource show $r; done; } > "$LAB_LOGS/rdma-after.txt" 2>&1
-lab_result leftover_qp "$(rdma resource show qp | grep -c java)"
-lab_result leftover_mr "$(rdma resource show mr | grep -c java)"
-lab_result leftover_cm_id "$(rdma resource show cm_id | grep -c java)"
+lab_result leftover_qp "$(ours qp)"
+lab_result leftover_mr "$(ours mr)"
+lab_result leftover_cm_id "$(ours cm_id)"
 echo "rdma-target-fio: PASS (4k randread: $FIO_READ_IOPS IOPS)"

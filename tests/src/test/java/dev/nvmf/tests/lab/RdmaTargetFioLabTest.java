@@ -26,6 +26,9 @@ class RdmaTargetFioLabTest {
                 "target_stopped"}) {
             assertEquals("1", res.get(key), () -> key + "\n" + r.describe());
         }
+        // While the daemon runs with every queue released: no QP, only the listener's cm_id.
+        assertEquals("0", res.get("idle_qp"), () -> "idle_qp\n" + r.describe());
+        assertEquals("1", res.get("idle_cm_id"), () -> "idle_cm_id\n" + r.describe());
         for (String key : new String[] {"leftover_qp", "leftover_mr", "leftover_cm_id"}) {
             assertEquals("0", res.get(key), () -> key + "\n" + r.describe());
         }
