@@ -1,0 +1,204 @@
+package dev.nvmf.target.daemon;
+
+import dev.nvmf.target.nvme.FabricsCommand;
+import dev.nvmf.target.nvme.Le;
+import dev.nvmf.target.nvme.Opcodes;
+import dev.nvmf.target.nvme.Properties;
+import dev.nvmf.target.nvme.Status;
+import dev.nvmf.target.rdma.support.TestHost;
+import dev.nvmf.verbs.CmEventType;
+import dev.nvmf.verbs.MemoryRegion;
+import dev.nvmf.verbs.RdmaProvider;
+
+import java.lang.foreign.MemorySegment;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+import java.util.function.BooleanSupplier;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+
+/**
+ * One NVMe/RDMA queue of a test host, at the NVMe level, on the transport tests' verbs-level {@link TestHost}
+ * (reused, not copied): Fabrics Connect (Connect data by keyed SGL, as the Linux host does), Property Set, admin
+ * and I/O commands with keyed or in-capsule data, responses by CID. For an automatic soft fabric and a target
+ * running its own threads: waits poll the host with a bound.
+ */
+final class NvmeHost implements AutoCloseable {
+    static final int CC_ENABLE = Properties.CC_EN | (6 << Properties.CC_IOSQES_SHIFT) | (4 << Properties.CC_IOCQES_SHIFT);
+
+    final TestHost rdma;
+    final String hostNqn;
+    final byte[] hostId;
+    final int qid;
+    private int nextCid = 1;
+
+    /** Connects the RDMA queue {@code qid} of {@code depth} entries; fails unless ESTABLISHED. */
+    NvmeHost(RdmaProvider fabric, InetSocketAddress source, InetSocketAddress target, String hostNqn, int qid,
+             int depth) {
+        this.hostNqn = hostNqn;
+        this.hostId = Arrays.copyOf(hostNqn.getBytes(StandardCharsets.UTF_8), 16);
+        this.qid = qid;
+        this.rdma = new TestHost(fabric);
+        rdma.connect(source, target, qid, depth, 16, Thread::onSpinWait);
+        assertNotNull(rdma.connectResult, "no CM answer to the connect request");
+        assertEquals(CmEventType.ESTABLISHED, rdma.connectResult.type(), () -> "CM: " + rdma.connectResult);
+    }
+
+    static void await(BooleanSupplier condition, TestHost h, String what) {
+        long deadline = System.nanoTime() + 20_000_000_000L;
+        while (!condition.getAsBoolean()) {
+            if (h != null) {
+                h.poll();
+            }
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("timed out waiting for " + what);
+            }
+            Thread.onSpinWait();
+        }
+    }
+
+    /** A fresh command capsule in the next send slot: opcode, a new CID, NSID 0, a zero-length keyed SGL. */
+    MemorySegment command(int opcode) {
+        int cid = nextCid++;
+        MemorySegment c = rdma.capsule(opcode, cid, 0);
+        Le.u32(c, 4, 0); // TestHost puts NSID 1 there; commands here set what they need
+        return c;
+    }
+
+    static int cid(MemorySegment capsule) {
+        return Le.u16(capsule, 2);
+    }
+
+    /** Sends a capsule without in-capsule data and waits for its response; returns the status (SC|SCT<<8|DNR). */
+    int execute(MemorySegment capsule) {
+        return execute(capsule, 0);
+    }
+
+    int execute(MemorySegment capsule, int inCapsuleBytes) {
+        int cid = cid(capsule);
+        assertEquals(0, rdma.send(inCapsuleBytes), "post send");
+        return awaitResponse(cid).status();
+    }
+
+    TestHost.Response awaitResponse(int cid) {
+        await(() -> rdma.response(cid) != null, rdma, "response to cid " + cid + " on qid " + qid);
+        TestHost.Response r = rdma.response(cid);
+        rdma.received.remove(r);
+        return r;
+    }
+
+    /** Fabrics Connect for this queue (cntlid FFFFh on the admin queue); returns the status. */
+    int connect(String subnqn, int cntlid, int sqsize, int katoMillis) {
+        MemorySegment c = command(Opcodes.FABRICS);
+        Le.u8(c, FabricsCommand.FCTYPE, Opcodes.FCTYPE_CONNECT);
+        Le.u16(c, FabricsCommand.CONNECT_RECFMT, 0);
+        Le.u16(c, FabricsCommand.CONNECT_QID, qid);
+        Le.u16(c, FabricsCommand.CONNECT_SQSIZE, sqsize);
+        Le.u32(c, FabricsCommand.CONNECT_KATO, katoMillis);
+        MemoryRegion data = rdma.dataRegion(FabricsCommand.CONNECT_DATA_SIZE);
+        MemorySegment d = data.segment();
+        d.fill((byte) 0);
+        MemorySegment.copy(MemorySegment.ofArray(hostId), 0, d, FabricsCommand.DATA_HOSTID, 16);
+        Le.u16(d, FabricsCommand.DATA_CNTLID, cntlid);
+        Le.utf8NulPadded(d, FabricsCommand.DATA_SUBNQN, FabricsCommand.NQN_FIELD_LENGTH, subnqn);
+        Le.utf8NulPadded(d, FabricsCommand.DATA_HOSTNQN, FabricsCommand.NQN_FIELD_LENGTH, hostNqn);
+        TestHost.keyed(c, data.address(), FabricsCommand.CONNECT_DATA_SIZE, data.rkey(), false);
+        return execute(c);
+    }
+
+    /** Connect, then CC.EN = 1 (what the Linux host does first on an admin queue). */
+    void connectAdminAndEnable(String subnqn, int katoMillis) {
+        assertEquals(0, connect(subnqn, FabricsCommand.CNTLID_DYNAMIC, 31, katoMillis), "admin Connect");
+        MemorySegment c = command(Opcodes.FABRICS);
+        Le.u8(c, FabricsCommand.FCTYPE, Opcodes.FCTYPE_PROPERTY_SET);
+        Le.u8(c, FabricsCommand.PROPERTY_ATTRIB, 0);
+        Le.u32(c, FabricsCommand.PROPERTY_OFFSET, Properties.CC);
+        Le.u64(c, FabricsCommand.PROPERTY_VALUE, CC_ENABLE);
+        assertEquals(0, execute(c), "Property Set CC.EN");
+    }
+
+    /** A command whose data comes back into a fresh registered buffer of {@code bytes}: returns [status, data]. */
+    Object[] readInto(MemorySegment capsule, int bytes) {
+        MemoryRegion buf = rdma.dataRegion(bytes);
+        buf.segment().fill((byte) 0x5A);
+        TestHost.keyed(capsule, buf.address(), bytes, buf.rkey(), true);
+        int status = execute(capsule);
+        return new Object[] {status, buf.segment()};
+    }
+
+    MemorySegment identify(int cns, int nsid) {
+        MemorySegment c = command(Opcodes.ADMIN_IDENTIFY);
+        Le.u32(c, 4, nsid);
+        Le.u32(c, 40, cns);
+        Object[] r = readInto(c, 4096);
+        assertEquals(0, (int) r[0], () -> "Identify CNS " + cns + ": " + Status.describe((int) r[0]));
+        return (MemorySegment) r[1];
+    }
+
+    /** Identify CNS 02h: the active NSIDs (a zero-terminated list). */
+    int[] activeNamespaces() {
+        MemorySegment list = identify(0x02, 0);
+        int n = 0;
+        while (n < 1024 && Le.u32(list, n * 4L) != 0) {
+            n++;
+        }
+        int[] out = new int[n];
+        for (int i = 0; i < n; i++) {
+            out[i] = Le.u32(list, i * 4L);
+        }
+        return out;
+    }
+
+    int setFeature(int fid, int cdw11) {
+        MemorySegment c = command(Opcodes.ADMIN_SET_FEATURES);
+        Le.u32(c, 40, fid);
+        Le.u32(c, 44, cdw11);
+        return execute(c);
+    }
+
+    /** Sends an Asynchronous Event Request (held by the controller); returns its CID. */
+    int sendAsyncEventRequest() {
+        MemorySegment c = command(Opcodes.ADMIN_ASYNC_EVENT_REQUEST);
+        int cid = cid(c);
+        assertEquals(0, rdma.send(0));
+        return cid;
+    }
+
+    /** Get Log Page of {@code bytes} (RAE clear), into a fresh buffer. */
+    MemorySegment logPage(int lid, int bytes) {
+        MemorySegment c = command(Opcodes.ADMIN_GET_LOG_PAGE);
+        Le.u32(c, 4, 0xFFFFFFFF);
+        int numd = bytes / 4 - 1;
+        Le.u32(c, 40, lid | ((numd & 0xFFFF) << 16));
+        Object[] r = readInto(c, bytes);
+        assertEquals(0, (int) r[0], "Get Log Page " + lid);
+        return (MemorySegment) r[1];
+    }
+
+    /** Write with in-capsule data. */
+    int write(int nsid, long slba, byte[] data, int blockSize) {
+        MemorySegment c = command(Opcodes.IO_WRITE);
+        Le.u32(c, 4, nsid);
+        Le.u64(c, 40, slba);
+        Le.u32(c, 48, data.length / blockSize - 1);
+        TestHost.inCapsule(c, 0, data.length);
+        MemorySegment.copy(MemorySegment.ofArray(data), 0, c, 64, data.length);
+        return execute(c, data.length);
+    }
+
+    /** Read by keyed SGL: [status, data]. */
+    Object[] read(int nsid, long slba, int bytes, int blockSize) {
+        MemorySegment c = command(Opcodes.IO_READ);
+        Le.u32(c, 4, nsid);
+        Le.u64(c, 40, slba);
+        Le.u32(c, 48, bytes / blockSize - 1);
+        return readInto(c, bytes);
+    }
+
+    @Override
+    public void close() {
+        rdma.close();
+    }
+}
