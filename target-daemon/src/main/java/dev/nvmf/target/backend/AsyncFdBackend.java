@@ -110,8 +110,10 @@ public abstract class AsyncFdBackend implements BlockBackend {
         this.maxInFlight = maxInFlight;
         this.useDsyncWrites = fuaMode == FuaMode.RWF_DSYNC && LibC.hasPwritev2();
         this.zeroes = arena.allocate(ZERO_BUFFER_BYTES, 4096);
-        this.free = new ManyToManyConcurrentArrayQueue<>(Math.max(2, maxInFlight));
-        this.submitted = new ManyToManyConcurrentArrayQueue<>(Math.max(2, maxInFlight));
+        // Twice the pool: an offer to a slot whose previous occupant's consumer has not yet finished its poll
+        // (the only way these queues refuse an offer below capacity) then needs a consumer stalled for a full lap.
+        this.free = new ManyToManyConcurrentArrayQueue<>(2 * maxInFlight);
+        this.submitted = new ManyToManyConcurrentArrayQueue<>(2 * maxInFlight);
         for (int i = 0; i < maxInFlight; i++) {
             free.offer(new IoOperation());
         }
@@ -276,14 +278,31 @@ public abstract class AsyncFdBackend implements BlockBackend {
             finishRefused(attachment, callback, -Errno.ENODEV);
             return;
         }
-        IoOperation op = free.poll();
+        IoOperation op = takeDescriptor();
         if (op == null) {
             finishRefused(attachment, callback, -Errno.EAGAIN);
             return;
         }
         op.set(opcode, offset, segment, length, fua, attachment, callback);
-        submitted.offer(op); // cannot fail: the queue holds at least as many as the pool
+        // Holding fewer elements than its capacity, the queue refuses only while a consumer is between claiming a
+        // slot a lap ago and releasing it: a few instructions, so retry.
+        while (!submitted.offer(op)) {
+            Thread.onSpinWait();
+        }
         work.release();
+    }
+
+    /**
+     * A free descriptor, or null if all are in flight. The queue's poll also answers null while a worker is midway
+     * through returning the descriptor at its head; a few retries cover that, so that -EAGAIN means exhausted.
+     */
+    private IoOperation takeDescriptor() {
+        IoOperation op = free.poll();
+        for (int spins = 0; op == null && spins < 100 && !free.isEmpty(); spins++) {
+            Thread.onSpinWait();
+            op = free.poll();
+        }
+        return op;
     }
 
     private void finishRefused(Object attachment, BackendCallback callback, int status) {
@@ -368,9 +387,11 @@ public abstract class AsyncFdBackend implements BlockBackend {
                 } catch (InterruptedException e) {
                     continue; // stopping is set before workers are interrupted
                 }
-                IoOperation op = submitted.poll();
-                if (op == null) {
-                    continue; // cannot happen: a permit is released only after its operation is queued
+                // A permit means an operation was queued; poll answers null only while another submitter, which
+                // claimed an earlier slot, is still publishing it: wait for it.
+                IoOperation op;
+                while ((op = submitted.poll()) == null) {
+                    Thread.onSpinWait();
                 }
                 int status;
                 try {
@@ -381,7 +402,9 @@ public abstract class AsyncFdBackend implements BlockBackend {
                 BackendCallback callback = op.callback;
                 Object attachment = op.attachment;
                 op.clear();
-                free.offer(op);
+                while (!free.offer(op)) {
+                    Thread.onSpinWait(); // as for submitted.offer: transient only
+                }
                 try {
                     callback.backendDone(attachment, status);
                 } catch (Throwable t) {

@@ -339,4 +339,94 @@ class FileBackendTest {
             assertEquals(0, refused.lastResult());
         }
     }
+
+    @Test
+    void smallPoolUnderManySubmittersLosesNothing() throws Exception {
+        int threads = 4;
+        int perThread = 20_000;
+        try (FileBackend file = FileBackend.open(BackendSpec.file(dir.resolve("s.img"), MIB, true)
+                .withIoWorkers(3).withMaxInFlight(4))) {
+            AtomicReference<Throwable> failure = new AtomicReference<>();
+            java.util.concurrent.atomic.AtomicLong ok = new java.util.concurrent.atomic.AtomicLong();
+            java.util.concurrent.atomic.AtomicLong again = new java.util.concurrent.atomic.AtomicLong();
+            Thread[] ts = new Thread[threads];
+            for (int t = 0; t < threads; t++) {
+                ts[t] = new Thread(() -> {
+                    try {
+                        MemorySegment buf = arena.allocate(512);
+                        java.util.concurrent.atomic.AtomicInteger mine = new java.util.concurrent.atomic.AtomicInteger();
+                        BackendCallback cb = (a, r) -> {
+                            if (r == 0) {
+                                ok.incrementAndGet();
+                            } else if (r == -Errno.EAGAIN) {
+                                again.incrementAndGet();
+                            } else {
+                                failure.compareAndSet(null, new AssertionError("result " + r));
+                            }
+                            mine.incrementAndGet();
+                        };
+                        for (int i = 0; i < perThread; i++) {
+                            file.read((i % 2048) * 512L, buf, 512, null, cb);
+                        }
+                        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+                        while (mine.get() < perThread && System.nanoTime() < deadline) {
+                            Thread.onSpinWait();
+                        }
+                        assertEquals(perThread, mine.get(), "every submission answered exactly once");
+                    } catch (Throwable e) {
+                        failure.compareAndSet(null, e);
+                    }
+                });
+                ts[t].start();
+            }
+            for (Thread t : ts) {
+                t.join();
+            }
+            if (failure.get() != null) {
+                throw new AssertionError(failure.get());
+            }
+            assertEquals((long) threads * perThread, ok.get() + again.get());
+            assertTrue(ok.get() > 0);
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (file.inFlight() != 0 && System.nanoTime() < deadline) {
+                Thread.onSpinWait();
+            }
+            assertEquals(0, file.inFlight());
+            // Every descriptor came back: block the 3 workers in callbacks (their descriptors are returned before
+            // the callback runs), then exactly maxInFlight more operations can wait in the queue; one more is refused.
+            CountDownLatch entered = new CountDownLatch(3);
+            CountDownLatch release = new CountDownLatch(1);
+            BackendCallback blocking = (a, r) -> {
+                entered.countDown();
+                try {
+                    release.await();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            };
+            try {
+                MemorySegment buf = arena.allocate(512);
+                for (int i = 0; i < 3; i++) {
+                    file.read(0, buf, 512, null, blocking);
+                }
+                assertTrue(entered.await(30, TimeUnit.SECONDS));
+                Completions queued = new Completions();
+                for (int i = 0; i < 4; i++) {
+                    file.read(0, buf, 512, null, queued);
+                }
+                assertEquals(0, queued.count(), "queued, not refused");
+                Completions refused = new Completions();
+                file.read(0, buf, 512, null, refused);
+                assertEquals(1, refused.count());
+                assertEquals(-Errno.EAGAIN, refused.lastResult());
+                release.countDown();
+                queued.awaitCount(4);
+                for (Completions.Done d : queued.all()) {
+                    assertEquals(0, d.result());
+                }
+            } finally {
+                release.countDown();
+            }
+        }
+    }
 }
