@@ -29,6 +29,12 @@ public final class RdmaMetrics {
     public final LongAdder responsesSent = new LongAdder();
     /** Responses sent with SEND_WITH_INV. */
     public final LongAdder remoteInvalidations = new LongAdder();
+    /** Commands whose data came inside the capsule (SGL data block, offset subtype). */
+    public final LongAdder inCapsuleCommands = new LongAdder();
+    /** RDMA READs posted (host data of writes with a keyed SGL). */
+    public final LongAdder rdmaReads = new LongAdder();
+    /** RDMA WRITEs posted (data of reads, chained before the response SEND). */
+    public final LongAdder rdmaWrites = new LongAdder();
     /** Capsules that arrived before ESTABLISHED and were kept. */
     public final LongAdder earlyCapsules = new LongAdder();
     /** Queues closed because the host sent more capsules than its credits. */

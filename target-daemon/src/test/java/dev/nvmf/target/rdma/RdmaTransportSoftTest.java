@@ -72,6 +72,9 @@ class RdmaTransportSoftTest {
             assertTrue(same(r.segment(), 0, w.segment(), 0, 16384));
             assertEquals(3, t.transport.metrics().responsesSent.sum());
             assertEquals(2, t.transport.metrics().remoteInvalidations.sum());
+            assertEquals(1, t.transport.metrics().inCapsuleCommands.sum());
+            assertEquals(1, t.transport.metrics().rdmaReads.sum());
+            assertEquals(1, t.transport.metrics().rdmaWrites.sum());
 
             RdmaQueue q = t.transport.cm().queues().get(0);
             assertEquals(8, q.postedReceives());

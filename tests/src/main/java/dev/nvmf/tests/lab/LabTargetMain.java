@@ -75,8 +75,9 @@ public final class LabTargetMain {
             transport.stop(20_000);
             RdmaMetrics m = transport.metrics();
             System.out.println("LAB-TARGET: metrics commands=" + m.commandsReceived.sum() + " responses="
-                    + m.responsesSent.sum() + " remoteInv=" + m.remoteInvalidations.sum() + " flushes="
-                    + m.flushCompletions.sum() + " budgetWaits=" + m.sendBudgetWaits.sum() + " bufferWaits="
+                    + m.responsesSent.sum() + " inCapsule=" + m.inCapsuleCommands.sum() + " reads="
+                    + m.rdmaReads.sum() + " writes=" + m.rdmaWrites.sum() + " remoteInv="
+                    + m.remoteInvalidations.sum() + " flushes=" + m.flushCompletions.sum() + " budgetWaits=" + m.sendBudgetWaits.sum() + " bufferWaits="
                     + m.bufferWaits.sum() + " early=" + m.earlyCapsules.sum() + " accepted="
                     + m.queuesAccepted.sum() + " closed=" + m.queuesClosed.sum() + " open=" + m.queuesOpen.get());
             System.out.println("LAB-TARGET: STOPPED");

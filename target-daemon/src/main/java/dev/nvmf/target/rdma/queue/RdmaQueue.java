@@ -292,6 +292,7 @@ public final class RdmaQueue implements QueueTransport {
             execute(r);
         } else if (r.inCapsule) {
             if (direction == NvmeRequest.DIRECTION_HOST_TO_CONTROLLER) {
+                metrics.inCapsuleCommands.increment();
                 n.data(r.sglOffset == 0 ? r.inCapsuleData : r.inCapsuleData.asSlice(r.sglOffset), r.sglLength);
             } else {
                 n.data(MemorySegment.NULL, 0); // cannot happen: parse() refuses in-capsule data for reads
@@ -348,6 +349,7 @@ public final class RdmaQueue implements QueueTransport {
         r.dataWr.wrId(wrId(slot, KIND_READ, r.index)).opcode(WrOpcode.RDMA_READ).sendFlags(SendFlags.SIGNALED)
                 .remote(r.remoteAddress, r.remoteKey).next(null);
         int rc = qp.postSend(r.dataWr);
+        metrics.rdmaReads.increment();
         metrics.sendWorkRequestsPosted.increment();
         metrics.signaledWorkRequests.increment();
         if (rc != 0) postFailed(rc, r, true);
@@ -425,6 +427,7 @@ public final class RdmaQueue implements QueueTransport {
             r.dataWr.wrId(wrId(slot, KIND_WRITE, r.index)).opcode(WrOpcode.RDMA_WRITE).sendFlags(0)
                     .remote(r.remoteAddress, r.remoteKey).next(send);
             first = r.dataWr;
+            metrics.rdmaWrites.increment();
         }
         int rc = qp.postSend(first);
         metrics.sendWorkRequestsPosted.add(slots);
