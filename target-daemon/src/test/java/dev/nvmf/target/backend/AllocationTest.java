@@ -1,6 +1,7 @@
 package dev.nvmf.target.backend;
 
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.lang.foreign.Arena;
@@ -16,6 +17,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * Once warm, submitting an operation allocates nothing on the caller's (poller's) thread: measured with
  * {@link com.sun.management.ThreadMXBean#getThreadAllocatedBytes} around many operations.
  */
+// A lost operation would hang close(): fail instead, on a separate thread so the hang cannot hold the build.
+@Timeout(value = 120, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
 class AllocationTest {
     private static final int WARM_UP = 20_000;
     private static final int MEASURED = 10_000;

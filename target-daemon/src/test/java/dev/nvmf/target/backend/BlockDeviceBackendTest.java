@@ -4,6 +4,7 @@ import dev.nvmf.target.backend.RamBackendTest.Patterns;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
@@ -26,6 +27,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * Block devices: the ioctl and open error paths on paths any machine has, and full I/O on a loop device over a temp
  * file where one can be set up (root and losetup); otherwise those tests are skipped, saying why.
  */
+// A lost operation would hang close(): fail instead, on a separate thread so the hang cannot hold the build.
+@Timeout(value = 120, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
 class BlockDeviceBackendTest {
     private static final int MIB = 1 << 20;
 

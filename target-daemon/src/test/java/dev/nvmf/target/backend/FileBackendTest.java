@@ -3,6 +3,7 @@ package dev.nvmf.target.backend;
 import dev.nvmf.target.backend.RamBackendTest.Patterns;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.RandomAccessFile;
@@ -21,6 +22,8 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+// A lost operation would hang close(): fail instead, on a separate thread so the hang cannot hold the build.
+@Timeout(value = 120, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
 class FileBackendTest {
     private static final int MIB = 1 << 20;
 
