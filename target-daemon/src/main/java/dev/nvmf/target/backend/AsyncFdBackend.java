@@ -76,6 +76,7 @@ public abstract class AsyncFdBackend implements BlockBackend {
     private final AtomicLong fdatasyncCalls = new AtomicLong();
     private final AtomicLong dsyncWrites = new AtomicLong();
     private final AtomicLong emulatedZeroes = new AtomicLong();
+    private final AtomicLong zeroOutIoctls = new AtomicLong();
 
     private volatile boolean useDsyncWrites;
     private volatile boolean zeroRangeUnsupported;
@@ -184,6 +185,21 @@ public abstract class AsyncFdBackend implements BlockBackend {
     /** The FUA mode now in effect (RWF_DSYNC may have fallen back to FDATASYNC). */
     public FuaMode fuaMode() {
         return useDsyncWrites ? FuaMode.RWF_DSYNC : FuaMode.FDATASYNC;
+    }
+
+    /**
+     * Test hook: behave as if the medium lacked fallocate (ZERO_RANGE, PUNCH_HOLE) and, if {@code noZeroOutIoctl},
+     * BLKZEROOUT too, so that the fallbacks can be exercised on media that have them.
+     */
+    final void disableOffloads(boolean noZeroOutIoctl) {
+        zeroRangeUnsupported = true;
+        punchHoleUnsupported = true;
+        zeroOutIoctlUnsupported = noZeroOutIoctl;
+    }
+
+    /** Write Zeroes / Deallocate done by ioctl(BLKZEROOUT). */
+    public long zeroOutIoctls() {
+        return zeroOutIoctls.get();
     }
 
     /** The descriptor, for tests (to see that close released it). */
@@ -328,6 +344,11 @@ public abstract class AsyncFdBackend implements BlockBackend {
      */
     @Override
     public final void close() {
+        for (Thread t : workers) {
+            if (t == Thread.currentThread()) {
+                throw new IllegalStateException("close() from a backend callback would wait for itself");
+            }
+        }
         synchronized (this) {
             if (closed) {
                 return;
@@ -548,6 +569,7 @@ public abstract class AsyncFdBackend implements BlockBackend {
                 range.set(ValueLayout.JAVA_LONG, 8, length);
                 int status = ioctl(LibC.BLKZEROOUT, range.address());
                 if (!unsupported(status)) {
+                    zeroOutIoctls.incrementAndGet();
                     return status;
                 }
                 zeroOutIoctlUnsupported = true;

@@ -149,6 +149,32 @@ class BlockDeviceBackendTest {
     }
 
     @Test
+    void loopDeviceZeroesThroughBlkZeroOutAndThroughWrites() throws Exception {
+        String loop = setUpLoop(2 * MIB, 512);
+        try (BlockDeviceBackend dev = BlockDeviceBackend.open(BackendSpec.device(Path.of(loop)))) {
+            MemorySegment pattern = Patterns.fill(arena.allocate(2 * MIB, 4096), 41);
+            dev.write(0, pattern, 2 * MIB, false, null, done);
+            assertEquals(0, done.awaitNext(0));
+            dev.disableOffloads(false);
+            dev.writeZeroes(4096, 65536, null, done);
+            assertEquals(0, done.awaitNext(1));
+            assertEquals(1, dev.zeroOutIoctls(), "BLKZEROOUT");
+            dev.disableOffloads(true);
+            dev.deallocate(MIB, 512 * 3, null, done);
+            assertEquals(0, done.awaitNext(2));
+            assertEquals(1, dev.emulatedZeroes(), "written zeroes");
+            MemorySegment in = arena.allocate(2 * MIB, 4096);
+            dev.read(0, in, 2 * MIB, null, done);
+            assertEquals(0, done.awaitNext(3));
+            Patterns.assertSame(pattern, in, 0, 4096);
+            Patterns.assertZero(in, 4096, 65536);
+            Patterns.assertSame(pattern, in, 4096 + 65536, MIB - 4096 - 65536);
+            Patterns.assertZero(in, MIB, 512 * 3);
+            Patterns.assertSame(pattern, in, MIB + 1536, MIB - 1536);
+        }
+    }
+
+    @Test
     void loopDeviceIsOpenedExclusivelyAndReadOnlyOnRequest() throws Exception {
         String loop = setUpLoop(MIB, 512);
         try (BlockDeviceBackend dev = BlockDeviceBackend.open(BackendSpec.device(Path.of(loop)))) {

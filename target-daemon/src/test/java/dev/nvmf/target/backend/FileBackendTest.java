@@ -192,6 +192,49 @@ class FileBackendTest {
     }
 
     @Test
+    void withoutFallocateZeroesAreWritten() throws Exception {
+        try (FileBackend file = create(3 * MIB)) {
+            file.disableOffloads(true);
+            MemorySegment pattern = Patterns.fill(arena.allocate(3 * MIB), 12);
+            file.write(0, pattern, 3 * MIB, false, null, done);
+            assertEquals(0, done.awaitNext(0));
+            // Longer than the zero buffer, so it is written in several pieces.
+            file.writeZeroes(1000, AsyncFdBackend.ZERO_BUFFER_BYTES + 5000, null, done);
+            assertEquals(0, done.awaitNext(1));
+            file.deallocate(2 * MIB, 8192, null, done);
+            assertEquals(0, done.awaitNext(2));
+            assertEquals(2, file.emulatedZeroes());
+            MemorySegment in = arena.allocate(3 * MIB);
+            file.read(0, in, 3 * MIB, null, done);
+            assertEquals(0, done.awaitNext(3));
+            Patterns.assertSame(pattern, in, 0, 1000);
+            Patterns.assertZero(in, 1000, AsyncFdBackend.ZERO_BUFFER_BYTES + 5000);
+            long end = 1000 + AsyncFdBackend.ZERO_BUFFER_BYTES + 5000;
+            Patterns.assertSame(pattern, in, end, 2 * MIB - end);
+            Patterns.assertZero(in, 2 * MIB, 8192);
+            Patterns.assertSame(pattern, in, 2 * MIB + 8192, MIB - 8192);
+        }
+    }
+
+    @Test
+    void closeFromACallbackIsRefusedNotADeadlock() throws Exception {
+        try (FileBackend file = create(MIB)) {
+            AsyncFdBackend same = file;
+            AtomicReference<Throwable> thrown = new AtomicReference<>();
+            file.flush(null, (a, r) -> {
+                try {
+                    same.close();
+                } catch (Throwable t) {
+                    thrown.set(t);
+                }
+                done.backendDone(a, r);
+            });
+            done.awaitCount(1);
+            assertTrue(thrown.get() instanceof IllegalStateException, String.valueOf(thrown.get()));
+        }
+    }
+
+    @Test
     void errorsComeBackAsNegativeErrnoNotExceptions() throws Exception {
         Path path = dir.resolve("ns.img");
         try (FileBackend file = create(MIB)) {
