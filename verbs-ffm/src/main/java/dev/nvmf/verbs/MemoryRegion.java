@@ -15,6 +15,13 @@ public interface MemoryRegion extends AutoCloseable {
 
     int rkey();
 
+    /**
+     * What a BIND_MW work request names as the window's region ({@code bind_info.mr}): the native
+     * {@code struct ibv_mr *} on the ffm provider, an opaque id on the soft provider. See
+     * {@link SendWorkRequest#bindMemoryWindow}.
+     */
+    long handle();
+
     @Override
     void close();
 }

@@ -14,6 +14,16 @@ public interface ProtectionDomain extends AutoCloseable {
      */
     MemoryRegion register(MemorySegment segment, int access);
 
+    /**
+     * Allocates a memory window of type 2 (ibv_alloc_mw, IBV_MW_TYPE_2). It reaches nothing until a BIND_MW
+     * posted on a QP of this PD binds it to part of a region registered with {@link Access#MW_BIND}; the peer can
+     * then invalidate its rkey with SEND_WITH_INV, which a plain region's rkey cannot be (only type-2 windows and
+     * kernel fast-registration regions can). Control path: never on the I/O path.
+     *
+     * @throws VerbsException EOPNOTSUPP when the device has no memory windows
+     */
+    MemoryWindow allocateMemoryWindow();
+
     @Override
     void close();
 }

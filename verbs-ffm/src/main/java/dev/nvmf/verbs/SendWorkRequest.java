@@ -23,6 +23,18 @@ public final class SendWorkRequest {
     public static final int INVALIDATE_RKEY_OFFSET = 36;
     public static final int REMOTE_ADDR_OFFSET = 40;
     public static final int RKEY_OFFSET = 48;
+    /** wr.bind_mw.mw: the window (struct ibv_mw *) an IBV_WR_BIND_MW binds. */
+    public static final int BIND_MW_MW_OFFSET = 80;
+    /** wr.bind_mw.rkey: the key the window gets (its low 8 bits chosen by the consumer). */
+    public static final int BIND_MW_RKEY_OFFSET = 88;
+    /** wr.bind_mw.bind_info.mr: the region (struct ibv_mr *) under the window. */
+    public static final int BIND_MW_MR_OFFSET = 96;
+    /** wr.bind_mw.bind_info.addr: first byte of the window (a virtual address inside the region). */
+    public static final int BIND_MW_ADDR_OFFSET = 104;
+    /** wr.bind_mw.bind_info.length. */
+    public static final int BIND_MW_LENGTH_OFFSET = 112;
+    /** wr.bind_mw.bind_info.mw_access_flags: {@link Access} flags the window grants. */
+    public static final int BIND_MW_ACCESS_OFFSET = 120;
 
     private final MemorySegment segment;
 
@@ -88,6 +100,44 @@ public final class SendWorkRequest {
     public SendWorkRequest remote(long remoteAddress, int rkey) {
         segment.set(JAVA_LONG_UNALIGNED, REMOTE_ADDR_OFFSET, remoteAddress);
         segment.set(JAVA_INT_UNALIGNED, RKEY_OFFSET, rkey);
+        return this;
+    }
+
+    public long bindMwHandle() { return segment.get(JAVA_LONG_UNALIGNED, BIND_MW_MW_OFFSET); }
+
+    public int bindMwRkey() { return segment.get(JAVA_INT_UNALIGNED, BIND_MW_RKEY_OFFSET); }
+
+    public long bindMwRegionHandle() { return segment.get(JAVA_LONG_UNALIGNED, BIND_MW_MR_OFFSET); }
+
+    public long bindMwAddress() { return segment.get(JAVA_LONG_UNALIGNED, BIND_MW_ADDR_OFFSET); }
+
+    public long bindMwLength() { return segment.get(JAVA_LONG_UNALIGNED, BIND_MW_LENGTH_OFFSET); }
+
+    public int bindMwAccess() { return segment.get(JAVA_INT_UNALIGNED, BIND_MW_ACCESS_OFFSET); }
+
+    /**
+     * Makes this an IBV_WR_BIND_MW (no scatter/gather entries) binding {@code window} to
+     * {@code [address, address + length)} of {@code region} with key {@code rkey} and {@code access}. After a
+     * successful post call {@link MemoryWindow#bindPosted}, or use {@link MemoryWindow#bind}, which does both.
+     */
+    public SendWorkRequest bindMemoryWindow(MemoryWindow window, int rkey, MemoryRegion region, long address,
+                                            long length, int access) {
+        return bindMemoryWindow(window.handle(), rkey, region.handle(), address, length, access);
+    }
+
+    /** The raw form of {@link #bindMemoryWindow(MemoryWindow, int, MemoryRegion, long, long, int)}. */
+    public SendWorkRequest bindMemoryWindow(long windowHandle, int rkey, long regionHandle, long address, long length,
+                                            int access) {
+        opcode(WrOpcode.BIND_MW);
+        segment.set(JAVA_LONG_UNALIGNED, SG_LIST_OFFSET, 0L);
+        segment.set(JAVA_INT_UNALIGNED, NUM_SGE_OFFSET, 0);
+        segment.set(JAVA_INT_UNALIGNED, INVALIDATE_RKEY_OFFSET, 0);
+        segment.set(JAVA_LONG_UNALIGNED, BIND_MW_MW_OFFSET, windowHandle);
+        segment.set(JAVA_INT_UNALIGNED, BIND_MW_RKEY_OFFSET, rkey);
+        segment.set(JAVA_LONG_UNALIGNED, BIND_MW_MR_OFFSET, regionHandle);
+        segment.set(JAVA_LONG_UNALIGNED, BIND_MW_ADDR_OFFSET, address);
+        segment.set(JAVA_LONG_UNALIGNED, BIND_MW_LENGTH_OFFSET, length);
+        segment.set(JAVA_INT_UNALIGNED, BIND_MW_ACCESS_OFFSET, access);
         return this;
     }
 }

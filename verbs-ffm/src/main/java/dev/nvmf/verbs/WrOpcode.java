@@ -23,6 +23,7 @@ public final class WrOpcode {
             case SEND_WITH_IMM -> "SEND_WITH_IMM";
             case RDMA_READ -> "RDMA_READ";
             case LOCAL_INV -> "LOCAL_INV";
+            case BIND_MW -> "BIND_MW";
             case SEND_WITH_INV -> "SEND_WITH_INV";
             default -> "OPCODE_" + opcode;
         };

@@ -43,6 +43,10 @@ final class FfmMemoryRegion implements MemoryRegion {
     @Override
     public int rkey() { return rkey; }
 
+    /** The native struct ibv_mr *, as bind_mw.bind_info.mr wants it. */
+    @Override
+    public long handle() { return mr.address(); }
+
     @Override
     public synchronized void close() {
         if (closed) return;

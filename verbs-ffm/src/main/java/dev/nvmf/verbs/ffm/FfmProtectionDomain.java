@@ -2,6 +2,7 @@ package dev.nvmf.verbs.ffm;
 
 import dev.nvmf.verbs.Device;
 import dev.nvmf.verbs.MemoryRegion;
+import dev.nvmf.verbs.MemoryWindow;
 import dev.nvmf.verbs.ProtectionDomain;
 
 import java.lang.foreign.MemorySegment;
@@ -28,6 +29,12 @@ final class FfmProtectionDomain implements ProtectionDomain {
         if (!segment.isNative()) throw new IllegalArgumentException("only native memory can be registered");
         MemorySegment mr = device.rdma().pointer("ibv_reg_mr", pd, segment, segment.byteSize(), access);
         return new FfmMemoryRegion(device, mr, segment);
+    }
+
+    /** ibv_alloc_mw(pd, IBV_MW_TYPE_2), static inline in verbs.h: through the context's ops.alloc_mw. */
+    @Override
+    public MemoryWindow allocateMemoryWindow() {
+        return FfmMemoryWindow.allocate(device, pd);
     }
 
     @Override

@@ -20,6 +20,9 @@ public final class NativeLayout {
     @CExpr("offsetof(struct ibv_context, async_fd)") public static final int IBV_CONTEXT_ASYNC_FD = 268;
     @CExpr("offsetof(struct ibv_context, num_comp_vectors)") public static final int IBV_CONTEXT_NUM_COMP_VECTORS = 272;
     /** ops.poll_cq, from the start of the context. */
+    /** ops.alloc_mw / ops.dealloc_mw: ibv_alloc_mw and ibv_dealloc_mw are static inline over them (no symbol). */
+    @CExpr("offsetof(struct ibv_context, ops.alloc_mw)") public static final int IBV_CONTEXT_OPS_ALLOC_MW = 64;
+    @CExpr("offsetof(struct ibv_context, ops.dealloc_mw)") public static final int IBV_CONTEXT_OPS_DEALLOC_MW = 80;
     @CExpr("offsetof(struct ibv_context, ops.poll_cq)") public static final int IBV_CONTEXT_OPS_POLL_CQ = 96;
     @CExpr("offsetof(struct ibv_context, ops.req_notify_cq)") public static final int IBV_CONTEXT_OPS_REQ_NOTIFY_CQ = 104;
     @CExpr("offsetof(struct ibv_context, ops.post_send)") public static final int IBV_CONTEXT_OPS_POST_SEND = 208;
@@ -79,6 +82,13 @@ public final class NativeLayout {
     @CExpr("offsetof(struct ibv_mr, length)") public static final int IBV_MR_LENGTH = 24;
     @CExpr("offsetof(struct ibv_mr, lkey)") public static final int IBV_MR_LKEY = 36;
     @CExpr("offsetof(struct ibv_mr, rkey)") public static final int IBV_MR_RKEY = 40;
+    @CExpr("offsetof(struct ibv_mr, pd)") public static final int IBV_MR_PD = 8;
+    @CExpr("sizeof(struct ibv_mw)") public static final int IBV_MW_SIZE = 32;
+    @CExpr("offsetof(struct ibv_mw, context)") public static final int IBV_MW_CONTEXT = 0;
+    @CExpr("offsetof(struct ibv_mw, pd)") public static final int IBV_MW_PD = 8;
+    /** The window's current key; rxe's post_send reads it as the key to check when a BIND_MW is posted. */
+    @CExpr("offsetof(struct ibv_mw, rkey)") public static final int IBV_MW_RKEY = 16;
+    @CExpr("offsetof(struct ibv_mw, type)") public static final int IBV_MW_TYPE = 24;
     @CExpr("sizeof(struct ibv_comp_channel)") public static final int IBV_COMP_CHANNEL_SIZE = 16;
     @CExpr("offsetof(struct ibv_comp_channel, fd)") public static final int IBV_COMP_CHANNEL_FD = 8;
     @CExpr("sizeof(struct ibv_async_event)") public static final int IBV_ASYNC_EVENT_SIZE = 16;
@@ -142,6 +152,8 @@ public final class NativeLayout {
 
     // ---- enum values ----
     @CExpr("IBV_QPT_RC") public static final int IBV_QPT_RC = 2;
+    @CExpr("IBV_MW_TYPE_2") public static final int IBV_MW_TYPE_2 = 2;
+    @CExpr("EOPNOTSUPP") public static final int EOPNOTSUPP = 95;
     @CExpr("IBV_QP_STATE") public static final int IBV_QP_STATE = 1;
     @CExpr("IBV_QPS_ERR") public static final int IBV_QPS_ERR = 6;
     @CExpr("RDMA_PS_TCP") public static final int RDMA_PS_TCP = 0x0106;

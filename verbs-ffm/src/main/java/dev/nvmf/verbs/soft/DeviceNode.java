@@ -18,6 +18,8 @@ final class DeviceNode {
     final List<SoftDevice> contexts = new ArrayList<>();
     /** Regions by key index (key >>> 8): lkeys at even, rkeys at odd indexes. No boxing on the data path. */
     private SoftMemoryRegion[] keyTable = new SoftMemoryRegion[64];
+    /** Memory windows by key index (rkey >>> 8, odd like region rkeys, from the same index space). */
+    private SoftMemoryWindow[] windowTable = new SoftMemoryWindow[64];
     final List<SoftQueuePair> qps = new ArrayList<>();
     final List<SoftCmId> cmIds = new ArrayList<>();
     private int nextMrIndex = 1;
@@ -43,6 +45,36 @@ final class DeviceNode {
         int lkey = ((index * 2) << 8) | keyByte;
         int rkey = ((index * 2 + 1) << 8) | keyByte;
         return new int[] {lkey, rkey};
+    }
+
+    /** A window's first rkey: an index of its own (never a region's) and the changing key byte. */
+    int allocateWindowKey() {
+        int index = nextMrIndex++;
+        keyByte = (keyByte + 0x11) & 0xff;
+        return ((index * 2 + 1) << 8) | keyByte;
+    }
+
+    void addWindow(SoftMemoryWindow mw) {
+        int i = mw.index;
+        if (i >= windowTable.length) windowTable = java.util.Arrays.copyOf(windowTable, Math.max(i + 1, windowTable.length * 2));
+        windowTable[i] = mw;
+    }
+
+    void removeWindow(SoftMemoryWindow mw) {
+        if (mw.index < windowTable.length && windowTable[mw.index] == mw) windowTable[mw.index] = null;
+    }
+
+    /** The window a BIND_MW names (its handle is the key index), or null. */
+    SoftMemoryWindow windowByHandle(long handle) {
+        if (handle <= 0 || handle >= windowTable.length) return null;
+        return windowTable[(int) handle];
+    }
+
+    /** The window whose current device key is {@code key}, or null. */
+    SoftMemoryWindow windowByRkey(int key) {
+        int i = key >>> 8;
+        SoftMemoryWindow mw = i < windowTable.length ? windowTable[i] : null;
+        return mw != null && mw.deviceRkey == key ? mw : null;
     }
 
     void addRegion(SoftMemoryRegion mr) {

@@ -1,12 +1,17 @@
 package dev.nvmf.verbs.soft;
 
+import dev.nvmf.verbs.Errno;
 import dev.nvmf.verbs.MemoryRegion;
+import dev.nvmf.verbs.VerbsException;
 
 import java.lang.foreign.MemorySegment;
 
 /**
- * A registered region with an lkey and a distinct rkey. A remote SEND_WITH_INV (or a local LOCAL_INV) naming
- * one of its keys invalidates it: both keys then fail every access, as a fast-registered region's do.
+ * A registered region (ibv_reg_mr) with an lkey and a distinct rkey. Its keys cannot be invalidated, remotely or
+ * locally: like rxe (rxe_invalidate_mr accepts only fast-registration regions, which user space cannot create) and
+ * hardware, a SEND_WITH_INV naming its rkey fails the receive with REM_INV_REQ_ERR and a LOCAL_INV fails with
+ * LOC_QP_OP_ERR. Invalidatable keys come from type-2 memory windows bound over it ({@link SoftMemoryWindow});
+ * while any is bound the region cannot be deregistered (rxe: EINVAL).
  */
 public final class SoftMemoryRegion implements MemoryRegion {
     final SoftProtectionDomain pd;
@@ -14,8 +19,9 @@ public final class SoftMemoryRegion implements MemoryRegion {
     final int access;
     private final int lkey;
     private final int rkey;
-    boolean invalidated;
     boolean closed;
+    /** Memory windows currently bound over this region. */
+    int boundWindows;
 
     SoftMemoryRegion(SoftProtectionDomain pd, MemorySegment segment, int access, int lkey, int rkey) {
         this.pd = pd;
@@ -40,15 +46,9 @@ public final class SoftMemoryRegion implements MemoryRegion {
     @Override
     public int rkey() { return rkey; }
 
-    /** Whether a (remote or local) invalidation has revoked this region's keys. */
-    public boolean isInvalidated() {
-        pd.fabric.lock.lock();
-        try {
-            return invalidated;
-        } finally {
-            pd.fabric.lock.unlock();
-        }
-    }
+    /** The lkey: what a BIND_MW names the region by on this provider (rxe's post_send reads the lkey too). */
+    @Override
+    public long handle() { return lkey & 0xffffffffL; }
 
     boolean covers(long addr, long len) {
         long base = segment.address();
@@ -61,6 +61,10 @@ public final class SoftMemoryRegion implements MemoryRegion {
         f.lock.lock();
         try {
             if (closed) return;
+            if (boundWindows > 0) {
+                throw new VerbsException("ibv_dereg_mr", Errno.EINVAL, "Invalid argument: " + boundWindows
+                        + " memory window(s) still bound to the region");
+            }
             closed = true;
             DeviceNode node = pd.context.node;
             node.removeRegion(this);

@@ -4,6 +4,7 @@ import dev.nvmf.verbs.Access;
 import dev.nvmf.verbs.Device;
 import dev.nvmf.verbs.Errno;
 import dev.nvmf.verbs.MemoryRegion;
+import dev.nvmf.verbs.MemoryWindow;
 import dev.nvmf.verbs.ProtectionDomain;
 import dev.nvmf.verbs.VerbsException;
 
@@ -43,6 +44,23 @@ public final class SoftProtectionDomain implements ProtectionDomain {
             fabric.resources.add(SoftResources.Kind.MR, mr, context.node.name + " len " + segment.byteSize()
                     + " lkey 0x" + Integer.toHexString(mr.lkey()) + " rkey 0x" + Integer.toHexString(mr.rkey()));
             return mr;
+        } finally {
+            fabric.lock.unlock();
+        }
+    }
+
+    /** A type-2 window with a fresh key of its own; it reaches nothing until a BIND_MW binds it. */
+    @Override
+    public MemoryWindow allocateMemoryWindow() {
+        fabric.lock.lock();
+        try {
+            if (closed) throw new VerbsException("ibv_alloc_mw", Errno.EINVAL, "protection domain closed");
+            context.checkUsable("ibv_alloc_mw");
+            SoftMemoryWindow mw = new SoftMemoryWindow(this, context.node.allocateWindowKey());
+            context.node.addWindow(mw);
+            users++;
+            fabric.resources.add(SoftResources.Kind.MW, mw, context.node.name + " rkey 0x" + Integer.toHexString(mw.rkey()));
+            return mw;
         } finally {
             fabric.lock.unlock();
         }

@@ -174,12 +174,21 @@ public final class SoftQueuePair implements QueuePair {
             case WrOpcode.SEND_WITH_INV, WrOpcode.LOCAL_INV -> {
                 if (!node.attributes.memoryManagementExtensions()) return Errno.EINVAL;
             }
+            case WrOpcode.BIND_MW -> {
+                // rxe's provider: a bind carries no data; it reads the window's and the region's keys at post time.
+                if (numSge != 0) return Errno.EINVAL;
+                if (node.windowByHandle(all.get(JAVA_LONG_UNALIGNED, wr + SendWorkRequest.BIND_MW_MW_OFFSET)) == null
+                        || all.get(JAVA_LONG_UNALIGNED, wr + SendWorkRequest.BIND_MW_MR_OFFSET) == 0) {
+                    return Errno.EINVAL;
+                }
+            }
             default -> { return Errno.EINVAL; }
         }
         // A send queue is usable from RTS on; before that a real provider refuses the post (rxe: EINVAL).
         if (state == QpState.RESET || state == QpState.INIT || state == QpState.RTR) return Errno.EINVAL;
         if (sqPosted - sqRetired >= caps.maxSendWr()) return Errno.ENOMEM;
-        boolean inline = (flags & SendFlags.INLINE) != 0 && opcode != WrOpcode.RDMA_READ && opcode != WrOpcode.LOCAL_INV;
+        boolean inline = (flags & SendFlags.INLINE) != 0 && opcode != WrOpcode.RDMA_READ && opcode != WrOpcode.LOCAL_INV
+                && opcode != WrOpcode.BIND_MW;
         long sgList = all.get(JAVA_LONG_UNALIGNED, wr + SendWorkRequest.SG_LIST_OFFSET);
         if (inline) {
             long total = 0;
@@ -197,6 +206,18 @@ public final class SoftQueuePair implements QueuePair {
         w.invalidateRkey = all.get(JAVA_INT_UNALIGNED, wr + SendWorkRequest.INVALIDATE_RKEY_OFFSET);
         w.remoteAddr = all.get(JAVA_LONG_UNALIGNED, wr + SendWorkRequest.REMOTE_ADDR_OFFSET);
         w.rkey = all.get(JAVA_INT_UNALIGNED, wr + SendWorkRequest.RKEY_OFFSET);
+        if (opcode == WrOpcode.BIND_MW) {
+            SoftMemoryWindow mw = node.windowByHandle(all.get(JAVA_LONG_UNALIGNED, wr + SendWorkRequest.BIND_MW_MW_OFFSET));
+            w.bindWindow = mw;
+            w.bindWindowRkey = mw.userRkeyLocked();
+            w.bindRkey = all.get(JAVA_INT_UNALIGNED, wr + SendWorkRequest.BIND_MW_RKEY_OFFSET);
+            w.bindRegionLkey = (int) all.get(JAVA_LONG_UNALIGNED, wr + SendWorkRequest.BIND_MW_MR_OFFSET);
+            w.bindAddr = all.get(JAVA_LONG_UNALIGNED, wr + SendWorkRequest.BIND_MW_ADDR_OFFSET);
+            w.bindLength = all.get(JAVA_LONG_UNALIGNED, wr + SendWorkRequest.BIND_MW_LENGTH_OFFSET);
+            w.bindAccess = all.get(JAVA_INT_UNALIGNED, wr + SendWorkRequest.BIND_MW_ACCESS_OFFSET);
+        } else {
+            w.bindWindow = null;
+        }
         w.numSge = numSge;
         w.inline = inline;
         w.inlineLength = 0;
@@ -455,14 +476,19 @@ public final class SoftQueuePair implements QueuePair {
             return;
         }
         if (w.opcode == WrOpcode.LOCAL_INV) {
-            SoftMemoryRegion mr = node.byLkey(w.invalidateRkey);
-            if (mr == null) mr = node.byRkey(w.invalidateRkey);
-            if (mr == null || mr.closed || mr.invalidated || mr.pd != pd) {
-                finishHead(w, WcStatus.LOC_PROT_ERR, 0);
+            // rxe: only windows (and fast-registration regions, which user space cannot make) can be invalidated;
+            // anything else fails the WR with LOC_QP_OP_ERR.
+            SoftMemoryWindow mw = node.windowByRkey(w.invalidateRkey);
+            if (mw == null || !mw.valid || mw.pd != pd) {
+                finishHead(w, WcStatus.LOC_QP_OP_ERR, 0);
             } else {
-                mr.invalidated = true;
+                mw.unbind();
                 finishHead(w, WcStatus.SUCCESS, 0);
             }
+            return;
+        }
+        if (w.opcode == WrOpcode.BIND_MW) {
+            finishHead(w, bindWindow(w), 0);
             return;
         }
         boolean readsLocal = w.opcode != WrOpcode.RDMA_READ;
@@ -569,15 +595,13 @@ public final class SoftQueuePair implements QueuePair {
             finishHead(w, WcStatus.REM_INV_REQ_ERR, 0);
             return;
         }
-        SoftMemoryRegion inv = null;
+        SoftMemoryWindow inv = null;
+        boolean invalidateFails = false;
         if (w.opcode == WrOpcode.SEND_WITH_INV) {
-            inv = p.node.byRkey(w.invalidateRkey);
-            if (inv == null || inv.closed || inv.invalidated || inv.pd != p.pd) {
-                p.consumeRecv(r, WcStatus.REM_INV_REQ_ERR, 0, 0, false, w.solicited);
-                p.enterError(false);
-                finishHead(w, WcStatus.REM_INV_REQ_ERR, 0);
-                return;
-            }
+            // Only a bound type-2 window of the receiver's PD can be invalidated remotely: a region's rkey (ibv_reg_mr)
+            // cannot, nor an unknown, stale or already invalidated key.
+            inv = p.node.windowByRkey(w.invalidateRkey);
+            if (inv == null || !inv.valid || inv.pd != p.pd) invalidateFails = true;
         }
         // Gather from the requester, scatter into the receive buffers.
         long srcIndex = 0;
@@ -604,7 +628,17 @@ public final class SoftQueuePair implements QueuePair {
             dstOff += n;
             remaining -= n;
         }
-        if (inv != null) inv.invalidated = true;
+        if (invalidateFails) {
+            // rxe (rxe_resp.c, RESPST_ERR_INVALIDATE_RKEY, "Class J"): the payload has landed, the invalidation
+            // fails, the receive completes with REM_INV_REQ_ERR and the receiver's QP goes to error -- but the
+            // request was already ACKed, so the sender's SEND_WITH_INV completes successfully. The sender learns
+            // of it only when its next request gets no answer (retries exhausted).
+            p.consumeRecv(r, WcStatus.REM_INV_REQ_ERR, 0, 0, false, w.solicited);
+            p.enterError(false);
+            finishHead(w, WcStatus.SUCCESS, (int) total);
+            return;
+        }
+        if (inv != null) inv.unbind();
         p.consumeRecv(r, WcStatus.SUCCESS, (int) total, inv == null ? 0 : w.invalidateRkey, inv != null, w.solicited);
         finishHead(w, WcStatus.SUCCESS, (int) total);
     }
@@ -665,16 +699,53 @@ public final class SoftQueuePair implements QueuePair {
         }
     }
 
+    /**
+     * Executes a BIND_MW (rxe_bind_mw / rxe_check_bind_mw): the window named by the key recorded at post time must
+     * hold that key, be free (type 2 binds from the free state only) and belong to this QP's PD; the region must be
+     * alive, of the same PD, registered with MW_BIND (and LOCAL_WRITE when remote write is granted) and contain the
+     * range. Success gives the window the request's key byte and binds it to this QP.
+     */
+    private int bindWindow(SendWqe w) {
+        SoftMemoryWindow mw = w.bindWindow;
+        if (mw.closed || mw.deviceRkey != w.bindWindowRkey || mw.valid || mw.pd != pd) return WcStatus.MW_BIND_ERR;
+        SoftMemoryRegion mr = node.byLkey(w.bindRegionLkey);
+        if (mr == null || mr.closed || mr.pd != pd) return WcStatus.MW_BIND_ERR;
+        if ((mr.access & Access.MW_BIND) == 0) return WcStatus.MW_BIND_ERR;
+        if ((w.bindAccess & (Access.REMOTE_WRITE | Access.REMOTE_ATOMIC)) != 0 && (mr.access & Access.LOCAL_WRITE) == 0) {
+            return WcStatus.MW_BIND_ERR;
+        }
+        if (w.bindLength < 0 || !mr.covers(w.bindAddr, w.bindLength)) return WcStatus.MW_BIND_ERR;
+        mw.deviceRkey = (mw.deviceRkey & 0xffffff00) | (w.bindRkey & 0xff);
+        mw.valid = true;
+        mw.mr = mr;
+        mw.addr = w.bindAddr;
+        mw.length = w.bindLength;
+        mw.access = w.bindAccess;
+        mw.qp = this;
+        mr.boundWindows++;
+        return WcStatus.SUCCESS;
+    }
+
     SoftMemoryRegion localRegion(int lkey, long addr, long len, boolean write) {
         SoftMemoryRegion mr = node.byLkey(lkey);
-        if (mr == null || mr.closed || mr.invalidated || mr.pd != pd || !mr.covers(addr, len)) return null;
+        if (mr == null || mr.closed || mr.pd != pd || !mr.covers(addr, len)) return null;
         if (write && (mr.access & Access.LOCAL_WRITE) == 0) return null;
         return mr;
     }
 
+    /**
+     * The region an incoming RDMA READ/WRITE reaches through {@code rkey}: a region's own rkey, or a bound window's
+     * (checked against the window's range and access, and only for the QP that bound it), else null (REM_ACCESS_ERR).
+     */
     SoftMemoryRegion remoteRegion(int rkey, long addr, long len, int access) {
         SoftMemoryRegion mr = node.byRkey(rkey);
-        if (mr == null || mr.closed || mr.invalidated || mr.pd != pd || !mr.covers(addr, len)) return null;
+        if (mr == null) {
+            SoftMemoryWindow mw = node.windowByRkey(rkey);
+            if (mw == null || !mw.valid || mw.qp != this || mw.pd != pd || !mw.covers(addr, len)) return null;
+            if ((mw.access & access) == 0 || mw.mr == null || mw.mr.closed) return null;
+            return mw.mr;
+        }
+        if (mr.closed || mr.pd != pd || !mr.covers(addr, len)) return null;
         if ((mr.access & access) == 0) return null;
         return mr;
     }
@@ -689,6 +760,7 @@ public final class SoftQueuePair implements QueuePair {
             case WrOpcode.RDMA_WRITE -> WcOpcode.RDMA_WRITE;
             case WrOpcode.RDMA_READ -> WcOpcode.RDMA_READ;
             case WrOpcode.LOCAL_INV -> WcOpcode.LOCAL_INV;
+            case WrOpcode.BIND_MW -> WcOpcode.BIND_MW;
             default -> WcOpcode.SEND;
         };
         c.byteLen = byteLen;
@@ -739,6 +811,14 @@ public final class SoftQueuePair implements QueuePair {
         boolean signaled;
         boolean solicited;
         int invalidateRkey;
+        // BIND_MW: the window, the key it was named by at post time, the new key, the region's lkey, range, access.
+        SoftMemoryWindow bindWindow;
+        int bindWindowRkey;
+        int bindRkey;
+        int bindRegionLkey;
+        long bindAddr;
+        long bindLength;
+        int bindAccess;
         long remoteAddr;
         int rkey;
         int numSge;

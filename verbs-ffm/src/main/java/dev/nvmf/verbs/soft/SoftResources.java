@@ -12,7 +12,7 @@ import java.util.Map;
  * of theirs were still unpolled (a teardown that skipped the drain).
  */
 public record SoftResources(Map<Kind, Integer> counts, List<String> live, int undrainedQpDestroys) {
-    public enum Kind { CONTEXT, PD, MR, COMP_CHANNEL, CQ, QP, EVENT_CHANNEL, CM_ID }
+    public enum Kind { CONTEXT, PD, MR, MW, COMP_CHANNEL, CQ, QP, EVENT_CHANNEL, CM_ID }
 
     public int count(Kind kind) { return counts.getOrDefault(kind, 0); }
 
@@ -20,13 +20,15 @@ public record SoftResources(Map<Kind, Integer> counts, List<String> live, int un
 
     public int mrs() { return count(Kind.MR); }
 
+    public int mws() { return count(Kind.MW); }
+
     public int cqs() { return count(Kind.CQ); }
 
     public int cmIds() { return count(Kind.CM_ID); }
 
     public int pds() { return count(Kind.PD); }
 
-    /** True when no QP, MR, CQ, PD, completion channel, opened context or CM id is alive. */
+    /** True when no QP, MR, MW, CQ, PD, completion channel, opened context or CM id is alive. */
     public boolean nothingLeaked() {
         for (Kind k : Kind.values()) {
             if (k != Kind.EVENT_CHANNEL && count(k) != 0) return false;

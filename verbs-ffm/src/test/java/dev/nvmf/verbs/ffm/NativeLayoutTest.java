@@ -103,6 +103,12 @@ class NativeLayoutTest {
         send.put("INVALIDATE_RKEY_OFFSET", "offsetof(struct ibv_send_wr, invalidate_rkey)");
         send.put("REMOTE_ADDR_OFFSET", "offsetof(struct ibv_send_wr, wr.rdma.remote_addr)");
         send.put("RKEY_OFFSET", "offsetof(struct ibv_send_wr, wr.rdma.rkey)");
+        send.put("BIND_MW_MW_OFFSET", "offsetof(struct ibv_send_wr, bind_mw.mw)");
+        send.put("BIND_MW_RKEY_OFFSET", "offsetof(struct ibv_send_wr, bind_mw.rkey)");
+        send.put("BIND_MW_MR_OFFSET", "offsetof(struct ibv_send_wr, bind_mw.bind_info.mr)");
+        send.put("BIND_MW_ADDR_OFFSET", "offsetof(struct ibv_send_wr, bind_mw.bind_info.addr)");
+        send.put("BIND_MW_LENGTH_OFFSET", "offsetof(struct ibv_send_wr, bind_mw.bind_info.length)");
+        send.put("BIND_MW_ACCESS_OFFSET", "offsetof(struct ibv_send_wr, bind_mw.bind_info.mw_access_flags)");
         flyweight(SendWorkRequest.class, "struct ibv_send_wr", send);
         // imm_data shares the union with invalidate_rkey.
         put("SendWorkRequest.INVALIDATE_RKEY_OFFSET(imm_data)", "offsetof(struct ibv_send_wr, imm_data)",

@@ -104,41 +104,60 @@ class MemoryKeysTest {
     }
 
     @Test
-    void sendWithInvalidateRevokesThePeersKeyAndReportsIt() {
+    void aRegionsRkeyCannotBeInvalidatedRemotelyLikeOnRxe() {
+        // rxe (and hardware): only type-2 windows (and kernel fast-registration regions) can be invalidated. The
+        // receiver's responder fails "Class J": the payload lands, the receive completes with REM_INV_REQ_ERR and
+        // the receiver's QP goes to error; the request was ACKed, so the sender's WR succeeds.
         Pair p = Pair.connected();
         try (Arena a = Arena.ofConfined()) {
             MemorySegment host = a.allocate(4096, 4096);
             MemoryRegion exposed = p.client.pd.register(host, Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ);
-            // The server writes into the exposed buffer, then answers with SEND_WITH_INV naming its rkey.
-            p.server.fill(0, 256, 1);
-            p.server.wr(0, 1, WrOpcode.RDMA_WRITE, 0, 0, 256).remote(exposed.address(), exposed.rkey())
-                    .next(p.server.wr(1, 2, WrOpcode.SEND_WITH_INV, SendFlags.SIGNALED, 1024, 16)
-                            .invalidateRkey(exposed.rkey()));
+            p.server.fill(1024, 16, 4);
+            p.server.wr(0, 2, WrOpcode.SEND_WITH_INV, SendFlags.SIGNALED, 1024, 16).invalidateRkey(exposed.rkey());
             assertEquals(0, p.server.qp.postSend(p.server.sends[0]));
             p.fabric.deliverAll();
-            Pair.Wc r = only(p.client.poll());
-            assertEquals(WcStatus.SUCCESS, r.status());
-            assertTrue((r.flags() & WorkCompletion.WC_WITH_INV) != 0, "IBV_WC_WITH_INV");
-            assertEquals(exposed.rkey(), r.invalidatedRkey());
-            assertTrue(((SoftMemoryRegion) exposed).isInvalidated());
-            assertEquals(2L, only(p.server.poll()).wrId());
-            // The invalidated key no longer works.
-            assertEquals(0, p.server.write(3, SendFlags.SIGNALED, 0, 16, exposed.address(), exposed.rkey()));
-            p.fabric.deliverAll();
-            assertEquals(WcStatus.REM_ACCESS_ERR, only(p.server.poll()).status());
+            List<Pair.Wc> c = p.client.poll();
+            assertEquals(WcStatus.REM_INV_REQ_ERR, c.getFirst().status(), "the receive fails: " + c);
+            assertEquals(100L, c.getFirst().wrId());
+            assertEquals(0, c.getFirst().flags() & WorkCompletion.WC_WITH_INV, "nothing was invalidated");
+            assertEquals(QpState.ERR, p.client.qp.state(), "the receiver's QP goes to error");
+            for (int i = 1; i < c.size(); i++) assertEquals(WcStatus.WR_FLUSH_ERR, c.get(i).status(), "the rest is flushed");
+            Pair.Wc s = only(p.server.poll());
+            assertEquals(WcStatus.SUCCESS, s.status(), "the sender's SEND_WITH_INV was ACKed before the failure");
+            assertEquals(WcOpcode.SEND, s.opcode());
+            assertEquals(QpState.RTS, p.server.qp.state());
+            // The sender finds out with its next request: no answer, retries exhausted.
+            assertEquals(0, p.server.send(3, SendFlags.SIGNALED, 0, 16));
+            p.fabric.advanceTime(java.time.Duration.ofSeconds(5));
+            assertEquals(WcStatus.RETRY_EXC_ERR, only(p.server.poll()).status());
+            c.clear();
             exposed.close();
         }
         p.close();
     }
 
     @Test
-    void invalidatingAnUnknownKeyFails() {
+    void invalidatingAnUnknownKeyFailsTheSameWay() {
         Pair p = Pair.connected();
         p.server.wr(0, 1, WrOpcode.SEND_WITH_INV, SendFlags.SIGNALED, 0, 16).invalidateRkey(0x123456);
         assertEquals(0, p.server.qp.postSend(p.server.sends[0]));
         p.fabric.deliverAll();
-        assertEquals(WcStatus.REM_INV_REQ_ERR, only(p.server.poll()).status());
+        assertEquals(WcStatus.SUCCESS, only(p.server.poll()).status());
         assertEquals(WcStatus.REM_INV_REQ_ERR, only(p.client.poll()).status());
+        assertEquals(QpState.ERR, p.client.qp.state());
+        p.close();
+    }
+
+    @Test
+    void localInvalidateOfARegionFailsWithLocalQpOperationError() {
+        Pair p = Pair.connected();
+        p.client.sends[0].wrId(7).next(null).sgList(null, 0).opcode(WrOpcode.LOCAL_INV).sendFlags(SendFlags.SIGNALED)
+                .invalidateRkey(p.client.mr.rkey());
+        assertEquals(0, p.client.qp.postSend(p.client.sends[0]));
+        p.fabric.deliverAll();
+        Pair.Wc w = only(p.client.poll());
+        assertEquals(WcStatus.LOC_QP_OP_ERR, w.status());
+        assertEquals(QpState.ERR, p.client.qp.state());
         p.close();
     }
 
