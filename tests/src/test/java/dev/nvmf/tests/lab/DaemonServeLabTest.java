@@ -1,0 +1,37 @@
+package dev.nvmf.tests.lab;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.time.Duration;
+import java.util.Map;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The daemon as systemd runs it ({@code nvmf-target serve --config FILE} with NOTIFY_SOCKET) in the lab guest,
+ * the Linux host over Soft-RoCE (tests/lab/scenarios/daemon-serve.sh): READY=1 once listening, discover, connect,
+ * fio crc32c verify, the metrics endpoint counts the bytes, a namespace added by SIGHUP appears on the host
+ * while its queues keep working, SIGTERM during fio drains and exits 0, and no QP or cm_id is left behind.
+ */
+@Tag("lab")
+class DaemonServeLabTest {
+
+    @Test
+    void linuxHostAgainstTheDaemon() {
+        LabRun r = LabVm.run("daemon-serve.sh", Map.of(), Duration.ofMinutes(14));
+        Map<String, String> res = r.results();
+        for (String key : new String[] {"notify_ready", "daemon_ready", "discover_ok", "connect_ok", "verify_ok",
+                "metrics_ok", "reload_ok", "notify_reloading", "ns2_visible", "verify_after_reload_ok",
+                "verify_ns2_ok", "notify_stopping", "daemon_log_drained", "host_saw_loss"}) {
+            assertEquals("1", res.get(key), () -> key + "\n" + r.describe());
+        }
+        assertEquals("0", res.get("sigterm_exit"), () -> "exit status after SIGTERM\n" + r.describe());
+        // fio wrote 8 MiB with verify before the first scrape.
+        assertTrue(Double.parseDouble(res.get("metrics_write_bytes")) >= 8 << 20, r::describe);
+        for (String key : new String[] {"leftover_qp", "leftover_cm_id"}) {
+            assertEquals("0", res.get(key), () -> key + "\n" + r.describe());
+        }
+        assertTrue(r.log("daemon").orElse("").contains("reload applied"), r::describe);
+    }
+}
