@@ -11,6 +11,7 @@ import dev.nvmf.verbs.ConnectionParameters;
 import dev.nvmf.verbs.Device;
 import dev.nvmf.verbs.Errno;
 import dev.nvmf.verbs.MemoryRegion;
+import dev.nvmf.verbs.MemoryWindow;
 import dev.nvmf.verbs.ProtectionDomain;
 import dev.nvmf.verbs.QpCapabilities;
 import dev.nvmf.verbs.QpInitAttributes;
@@ -41,6 +42,11 @@ import static java.lang.foreign.ValueLayout.JAVA_BYTE;
  * data and connection parameters, sends raw capsules (bytes, optionally followed by in-capsule data), exposes
  * registered host buffers with rkeys for the target to RDMA READ or WRITE, and collects raw responses (bytes and
  * whether the SEND invalidated an rkey). It deals in bytes only: nothing NVMe-specific.
+ *
+ * <p>Host buffers carry keys the target may invalidate with SEND_WITH_INV, like the Linux host's fast-registration
+ * keys: by default each buffer's rkey is a type-2 memory window bound over it on this side's QP (a region's own
+ * rkey cannot be invalidated remotely: rxe and hardware fail the receive and the QP). {@link HostKey#REGION}
+ * exposes the region's rkey instead, for tests of targets that must not invalidate.
  *
  * <p>It can misbehave on purpose: send more capsules than the target granted, disconnect mid-I/O, never post
  * receives ({@link Options#postReceives} false), or post them later ({@link #postReceives(int)}).
@@ -129,20 +135,39 @@ public final class ScriptedInitiator implements AutoCloseable {
      */
     public record Response(byte[] data, boolean withInvalidate, int invalidatedRkey) {}
 
+    /** What rkey a host buffer is exposed with. */
+    public enum HostKey {
+        /**
+         * A type-2 memory window bound over the buffer (BIND_MW on this side's QP, posted before anything that
+         * advertises the key): the target may invalidate it with SEND_WITH_INV. The default.
+         */
+        WINDOW,
+        /** The registered region's own rkey: usable for RDMA READ/WRITE, but not remotely invalidatable. */
+        REGION
+    }
+
     /** A completion of this side's own work, for assertions (status names via WcStatus.name). */
     public record Completion(long wrId, int status, int opcode, int byteLen) {
         @Override
         public String toString() { return "wr " + wrId + " " + WcStatus.name(status) + " opcode " + opcode; }
     }
 
-    /** A registered host buffer the target may RDMA READ from or WRITE to. close() deregisters it. */
+    /**
+     * A registered host buffer the target may RDMA READ from or WRITE to, through {@link #rkey()}. close() frees
+     * its window (if any) and deregisters it.
+     */
     public final class HostBuffer implements AutoCloseable {
         private final MemorySegment memory;
         private final MemoryRegion mr;
+        private final MemoryWindow window;
+        /** The bind's completion status once polled (-1 before; always SUCCESS for a REGION key). */
+        private int bindStatus;
 
-        private HostBuffer(MemorySegment memory, MemoryRegion mr) {
+        private HostBuffer(MemorySegment memory, MemoryRegion mr, MemoryWindow window) {
             this.memory = memory;
             this.mr = mr;
+            this.window = window;
+            this.bindStatus = window == null ? WcStatus.SUCCESS : -1;
         }
 
         public MemorySegment memory() { return memory; }
@@ -151,7 +176,21 @@ public final class ScriptedInitiator implements AutoCloseable {
 
         public int length() { return (int) memory.byteSize(); }
 
-        public int rkey() { return mr.rkey(); }
+        /** The key the target uses: the window's (invalidatable) or, for {@link HostKey#REGION}, the region's. */
+        public int rkey() { return window != null ? window.rkey() : mr.rkey(); }
+
+        /** Whether the target may invalidate {@link #rkey()} with SEND_WITH_INV (a window key). */
+        public boolean invalidatable() { return window != null; }
+
+        /**
+         * Whether the key is known to work: the window's bind completed successfully (a region key always works).
+         * Anything posted on this side's QP after exposeBuffer already follows the bind; a test that hands the key
+         * to the target some other way can wait for this with {@link #await}.
+         */
+        public boolean keyReady() { return bindStatus == WcStatus.SUCCESS; }
+
+        /** The window bind's completion status, or -1 while it is outstanding. */
+        public int bindStatus() { return bindStatus; }
 
         public byte[] read() { return memory.toArray(JAVA_BYTE); }
 
@@ -162,11 +201,17 @@ public final class ScriptedInitiator implements AutoCloseable {
 
         @Override
         public void close() {
-            if (buffers.remove(this)) mr.close();
+            if (!buffers.remove(this)) return;
+            if (window != null) window.close();   // first: a region under a bound window cannot be deregistered
+            mr.close();
         }
     }
 
     private static final long SEND_WR_BASE = 1L << 32;
+    /** wr_ids of BIND_MW requests: BIND_WR_BASE + sequence. */
+    private static final long BIND_WR_BASE = 2L << 32;
+    /** Send-queue slots beyond sendDepth kept for window binds (each held until its completion is polled). */
+    static final int BIND_SLOTS = 16;
 
     private final RdmaProvider provider;
     private final Options options;
@@ -182,6 +227,10 @@ public final class ScriptedInitiator implements AutoCloseable {
     private MemorySegment slab;
     private MemoryRegion slabMr;
     private final List<HostBuffer> buffers = new ArrayList<>();
+    private final java.util.Map<Long, HostBuffer> bindsOutstanding = new java.util.HashMap<>();
+    private long nextBind;
+    private final SendWorkRequest bindWr;
+    private final List<Completion> bindErrors = new ArrayList<>();
     private final WorkCompletion wc;
     private final RecvWorkRequest recvWr;
     private final SendWorkRequest sendWr;
@@ -206,6 +255,7 @@ public final class ScriptedInitiator implements AutoCloseable {
         this.wc = WorkCompletion.allocate(arena, 16);
         this.recvWr = RecvWorkRequest.allocate(arena);
         this.sendWr = SendWorkRequest.allocate(arena);
+        this.bindWr = SendWorkRequest.allocate(arena);
         this.sge = ScatterGatherEntry.allocate(arena, 1);
         this.sendSlotBusy = new boolean[options.sendDepth()];
     }
@@ -285,15 +335,64 @@ public final class ScriptedInitiator implements AutoCloseable {
         return rc;
     }
 
-    /** Registers a fresh host buffer (new keys each time) the target may read and write. */
+    /**
+     * Registers a fresh host buffer (new keys each time) the target may read and write, exposed through a
+     * memory window the target may invalidate ({@link HostKey#WINDOW}).
+     */
     public HostBuffer exposeBuffer(int length) {
         return exposeBuffer(length, Access.LOCAL_WRITE | Access.REMOTE_READ | Access.REMOTE_WRITE);
     }
 
+    /** {@link #exposeBuffer(int)} with chosen {@link Access} flags (the remote ones are what the target gets). */
     public HostBuffer exposeBuffer(int length, int access) {
+        return exposeBuffer(length, access, HostKey.WINDOW);
+    }
+
+    /**
+     * Registers a host buffer exposed with the chosen kind of key. A {@link HostKey#WINDOW} key is bound by a
+     * BIND_MW posted on this side's QP, so the connection must be established; the bind is not waited for
+     * (whatever is posted after it on the QP follows it; see {@link HostBuffer#keyReady()}).
+     *
+     * @throws IllegalStateException before the QP exists, or for a window before CONNECTED; or when the bind cannot
+     *                               be posted (the errno is in the message)
+     */
+    public HostBuffer exposeBuffer(int length, int access, HostKey key) {
         if (pd == null) throw new IllegalStateException("not connected yet");
         MemorySegment mem = arena.allocate(length, 4096);
-        HostBuffer b = new HostBuffer(mem, pd.register(mem, access));
+        if (key == HostKey.REGION) {
+            HostBuffer b = new HostBuffer(mem, pd.register(mem, access), null);
+            buffers.add(b);
+            return b;
+        }
+        if (state != State.CONNECTED) {
+            throw new IllegalStateException("a host buffer's window is bound on the QP, which needs the connection ("
+                    + state + "); use HostKey.REGION before connecting");
+        }
+        doWork();   // retire finished binds first: each outstanding one holds a send-queue slot
+        if (bindsOutstanding.size() >= BIND_SLOTS) {
+            awaitCondition(() -> bindsOutstanding.size() < BIND_SLOTS, 2000);
+            if (bindsOutstanding.size() >= BIND_SLOTS) {
+                throw new IllegalStateException(BIND_SLOTS + " window binds still outstanding: poll (doWork) first");
+            }
+        }
+        MemoryRegion mr = pd.register(mem, access | Access.MW_BIND);
+        MemoryWindow mw;
+        try {
+            mw = pd.allocateMemoryWindow();
+        } catch (VerbsException e) {
+            mr.close();
+            throw e;
+        }
+        HostBuffer b = new HostBuffer(mem, mr, mw);
+        long wrId = BIND_WR_BASE + nextBind++;
+        int rc = mw.bind(qp, bindWr, wrId, SendFlags.SIGNALED, mr, mr.address(), length,
+                access & (Access.REMOTE_READ | Access.REMOTE_WRITE | Access.REMOTE_ATOMIC));
+        if (rc != 0) {
+            mw.close();
+            mr.close();
+            throw new IllegalStateException("post_send (BIND_MW) failed: errno " + rc);
+        }
+        bindsOutstanding.put(wrId, b);
         buffers.add(b);
         return b;
     }
@@ -331,6 +430,12 @@ public final class ScriptedInitiator implements AutoCloseable {
 
     /** Completions of this side's SENDs (all signaled), in order. */
     public List<Completion> sendCompletions() { return List.copyOf(sendCompletions); }
+
+    /** Window binds that completed in error (flushes included), in order. */
+    public List<Completion> bindErrors() { return List.copyOf(bindErrors); }
+
+    /** Window binds posted whose completion has not been polled yet. */
+    public int outstandingBinds() { return bindsOutstanding.size(); }
 
     /** Receive completions in error (flushes included), in order. */
     public List<Completion> receiveErrors() { return List.copyOf(recvErrors); }
@@ -425,12 +530,13 @@ public final class ScriptedInitiator implements AutoCloseable {
         device = id.device();
         pd = device.allocProtectionDomain();
         compChannel = device.createCompletionChannel();
-        cq = device.createCompletionQueue(options.sendDepth() + options.recvDepth() + 1, compChannel);
+        cq = device.createCompletionQueue(options.sendDepth() + BIND_SLOTS + options.recvDepth() + 1, compChannel);
         long size = (long) options.recvDepth() * options.recvBufferSize() + (long) options.sendDepth() * options.sendBufferSize();
         slab = arena.allocate(size, 4096);
         slabMr = pd.register(slab, Access.LOCAL_WRITE);
+        // sendDepth SEND slots plus a reserve for window binds (exposeBuffer), so binds never eat the SEND budget.
         qp = id.createQueuePair(new QpInitAttributes(pd, cq, cq,
-                new QpCapabilities(options.sendDepth(), Math.max(1, options.recvDepth()), 1, 1, 0), false));
+                new QpCapabilities(options.sendDepth() + BIND_SLOTS, Math.max(1, options.recvDepth()), 1, 1, 0), false));
         for (int i = 0; i < options.recvDepth(); i++) freeRecvSlots.add(i);
         if (options.postReceives()) postReceives(options.recvDepth());
     }
@@ -457,6 +563,12 @@ public final class ScriptedInitiator implements AutoCloseable {
         long wrId = wc.wrId(i);
         int status = wc.status(i);
         int opcode = wc.opcode(i);
+        if (wrId >= BIND_WR_BASE) {
+            HostBuffer b = bindsOutstanding.remove(wrId);
+            if (b != null) b.bindStatus = status;
+            if (status != WcStatus.SUCCESS) bindErrors.add(new Completion(wrId, status, opcode, wc.byteLen(i)));
+            return;
+        }
         if (WcOpcode.isReceive(opcode) || wrId < SEND_WR_BASE) {
             int slot = (int) wrId;
             postedRecvs--;
@@ -482,7 +594,8 @@ public final class ScriptedInitiator implements AutoCloseable {
 
     /**
      * Tears everything down in the safe order: disconnect if needed, move the QP to error, wait (bounded) until
-     * every outstanding WR came back, then destroy the QP, the id, the MRs, the CQ, the channel and the PD.
+     * every outstanding WR came back, then free the windows, destroy the QP, the id, the MRs, the CQ, the channel
+     * and the PD.
      */
     @Override
     public void close() {
@@ -497,7 +610,7 @@ public final class ScriptedInitiator implements AutoCloseable {
             }
             if (qp != null) {
                 qp.moveToError();
-                awaitCondition(() -> outstandingSends == 0 && postedRecvs == 0, 2000);
+                awaitCondition(() -> outstandingSends == 0 && postedRecvs == 0 && bindsOutstanding.isEmpty(), 2000);
             }
             if (events != null) {
                 CmEvent e;
@@ -505,6 +618,10 @@ public final class ScriptedInitiator implements AutoCloseable {
                     cmEvents.add(e.type());
                     e.ack();
                 }
+            }
+            // Windows go before the QP (a type-2 window bound on it refers to it) and before their regions.
+            for (HostBuffer b : buffers) {
+                if (b.window != null) b.window.close();
             }
             if (id != null) id.close();
             for (HostBuffer b : new ArrayList<>(buffers)) b.close();

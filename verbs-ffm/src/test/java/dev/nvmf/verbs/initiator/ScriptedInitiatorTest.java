@@ -10,6 +10,7 @@ import dev.nvmf.verbs.ConnectionParameters;
 import dev.nvmf.verbs.Device;
 import dev.nvmf.verbs.MemoryRegion;
 import dev.nvmf.verbs.ProtectionDomain;
+import dev.nvmf.verbs.QpState;
 import dev.nvmf.verbs.QpCapabilities;
 import dev.nvmf.verbs.QpInitAttributes;
 import dev.nvmf.verbs.QueuePair;
@@ -33,8 +34,10 @@ import java.util.List;
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** The scripted initiator against a minimal target written with the raw API on a manual soft fabric. */
@@ -210,8 +213,13 @@ class ScriptedInitiatorTest {
         assertEquals(9, t.received.getFirst()[66]);
         assertEquals(List.of(WcStatus.SUCCESS), ini.sendCompletions().stream().map(ScriptedInitiator.Completion::status).toList());
 
-        // The target WRITEs into a host buffer, then answers with SEND_WITH_INV naming its rkey.
+        // The target WRITEs into a host buffer, then answers with SEND_WITH_INV naming its rkey: a window's key, as
+        // a region's could not be invalidated remotely.
         ScriptedInitiator.HostBuffer buf = ini.exposeBuffer(4096);
+        assertTrue(buf.invalidatable());
+        settle(f, ini);
+        assertTrue(buf.keyReady(), "bind completed: " + buf.bindStatus());
+        assertEquals(0, ini.outstandingBinds());
         byte[] data = new byte[4096];
         Arrays.fill(data, (byte) 0x5a);
         assertEquals(0, t.respond(data, buf.address(), buf.rkey(), new byte[16], buf.rkey()));
@@ -229,6 +237,64 @@ class ScriptedInitiatorTest {
         settle(f, ini);
         t.poll();
         assertEquals(4, t.slab.get(JAVA_BYTE, 48 * 1024 + 3));
+        ini.close();
+        settle(f, ini);
+        t.close();
+        assertTrue(f.resources().nothingLeaked(), f.resources().toString());
+    }
+
+    @Test
+    void aRegionKeyIsNotInvalidatableAndAWindowNeedsTheConnection() {
+        SoftFabric f = fabric();
+        RawTarget t = new RawTarget(f);
+        ScriptedInitiator ini = new ScriptedInitiator(f, ScriptedInitiator.Options.to(TARGET)
+                .source(new InetSocketAddress("10.0.0.2", 0)));
+        ini.startConnect();
+        settle(f, ini);
+        assertEquals(ScriptedInitiator.State.CONNECTING, ini.state());
+        assertThrows(IllegalStateException.class, () -> ini.exposeBuffer(4096), "a window is bound on the QP");
+        ScriptedInitiator.HostBuffer region = ini.exposeBuffer(4096, Access.LOCAL_WRITE | Access.REMOTE_WRITE,
+                ScriptedInitiator.HostKey.REGION);
+        assertFalse(region.invalidatable());
+        assertTrue(region.keyReady());
+        t.accept(4, 7, new byte[] {0, 0, 32, 0});
+        settle(f, ini);
+        assertEquals(ScriptedInitiator.State.CONNECTED, ini.state());
+
+        // The region key works for RDMA, but a SEND_WITH_INV naming it fails the host's receive (as on rxe).
+        byte[] data = new byte[4096];
+        Arrays.fill(data, (byte) 0x33);
+        assertEquals(0, t.respond(data, region.address(), region.rkey(), new byte[16], region.rkey()));
+        settle(f, ini);
+        t.poll();
+        assertArrayEquals(data, region.read(), "the WRITE landed");
+        assertNull(ini.pollResponse());
+        assertEquals(WcStatus.REM_INV_REQ_ERR, ini.receiveErrors().getFirst().status());
+        assertEquals(QpState.ERR, ini.queuePair().state());
+        ini.close();
+        settle(f, ini);
+        t.close();
+        assertTrue(f.resources().nothingLeaked(), f.resources().toString());
+    }
+
+    @Test
+    void windowsAreRetiredAndFreedWithTheInitiator() {
+        SoftFabric f = fabric();
+        RawTarget t = new RawTarget(f);
+        ScriptedInitiator ini = connected(f, t, ScriptedInitiator.Options.to(TARGET)
+                .source(new InetSocketAddress("10.0.0.2", 0)).depths(2, 4), 4, 7);
+        // More buffers than bind slots: exposeBuffer retires finished binds as it goes.
+        List<ScriptedInitiator.HostBuffer> bufs = new ArrayList<>();
+        for (int i = 0; i < 3 * 16; i++) {
+            bufs.add(ini.exposeBuffer(512));
+            settle(f, ini);
+        }
+        assertEquals(3 * 16, f.resources().mws());
+        assertTrue(bufs.stream().allMatch(ScriptedInitiator.HostBuffer::keyReady));
+        assertEquals(3 * 16, bufs.stream().map(ScriptedInitiator.HostBuffer::rkey).distinct().count(), "distinct keys");
+        assertTrue(ini.bindErrors().isEmpty(), ini.bindErrors().toString());
+        bufs.getFirst().close();
+        assertEquals(3 * 16 - 1, f.resources().mws());
         ini.close();
         settle(f, ini);
         t.close();
