@@ -274,7 +274,7 @@ class DaemonRuntimeTest {
     @Test
     void keepAliveExpiryTearsTheControllerDownAndIsCounted() throws Exception {
         runtime.start(load(yaml(NS1, "")));
-        NvmeHost[] c = connectController(1000);
+        NvmeHost[] c = connectController(2000);
         NvmeHost.await(() -> c[0].rdma.sawEvent(CmEventType.DISCONNECTED), c[0].rdma, "keep-alive teardown");
         NvmeHost.await(() -> runtime.target().subsystem(SUB).controllers().isEmpty(), null, "controller ended");
         assertEquals(1.0, metrics.registry().get("nvmf.keep.alive.expiries").tag("subsystem", SUB).counter().count());

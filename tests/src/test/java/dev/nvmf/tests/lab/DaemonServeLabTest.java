@@ -3,6 +3,7 @@ package dev.nvmf.tests.lab;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
 import org.junit.jupiter.api.Tag;
@@ -17,9 +18,21 @@ import org.junit.jupiter.api.Test;
 @Tag("lab")
 class DaemonServeLabTest {
 
+    /** The Maven output folder of this build ("target", or what -DbuildDir chose): the parent of test-classes. */
+    static String buildDir() {
+        try {
+            Path classes = Path.of(DaemonServeLabTest.class.getProtectionDomain().getCodeSource().getLocation().toURI());
+            return classes.getParent().getFileName().toString();
+        } catch (Exception e) {
+            return "target";
+        }
+    }
+
     @Test
     void linuxHostAgainstTheDaemon() {
-        LabRun r = LabVm.run("daemon-serve.sh", Map.of(), Duration.ofMinutes(14));
+        // bin/nvmf-target in the guest looks for the packaged jar in the build folder these classes came from
+        // (mvn verify packages it; without a package the scenario runs the same main class from the class path).
+        LabRun r = LabVm.run("daemon-serve.sh", Map.of("NVMF_BUILD_DIR", buildDir()), Duration.ofMinutes(14));
         Map<String, String> res = r.results();
         for (String key : new String[] {"notify_ready", "daemon_ready", "discover_ok", "connect_ok", "verify_ok",
                 "metrics_ok", "reload_ok", "notify_reloading", "ns2_visible", "verify_after_reload_ok",
