@@ -11,6 +11,7 @@ import dev.nvmf.verbs.ConnectionParameters;
 import dev.nvmf.verbs.Device;
 import dev.nvmf.verbs.DeviceInfo;
 import dev.nvmf.verbs.MemoryRegion;
+import dev.nvmf.verbs.MemoryWindow;
 import dev.nvmf.verbs.ProtectionDomain;
 import dev.nvmf.verbs.QpCapabilities;
 import dev.nvmf.verbs.QpInitAttributes;
@@ -32,6 +33,7 @@ import java.lang.foreign.MemorySegment;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashSet;
@@ -49,10 +51,15 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG_UNALIGNED;
  * host's role) resolves and connects. Steps, each printed as one line:
  * <ol>
  *   <li>devices, listen, resolve (address and route), connect/accept with private data checked both ways;</li>
- *   <li>SEND client to server (completion-channel wakeup), SEND back advertising a buffer and its rkey;</li>
+ *   <li>the client binds a type-2 memory window over a buffer (BIND_MW on its QP);</li>
+ *   <li>SEND client to server (completion-channel wakeup) advertising the window's rkey, SEND back advertising a
+ *       buffer and its rkey;</li>
  *   <li>RDMA WRITE and RDMA READ against the advertised buffer, bytes checked on both sides;</li>
  *   <li>a chain of unsignaled WRITEs ended by a signaled one: exactly one completion;</li>
- *   <li>SEND_WITH_INV from the server invalidating an rkey the client advertised (IBV_WC_WITH_INV + rkey);</li>
+ *   <li>SEND_WITH_INV from the server invalidating the client's window rkey (IBV_WC_WITH_INV + rkey). It must be
+ *       a window's: a registered region's rkey cannot be invalidated remotely (rxe and hardware fail the receive
+ *       with REM_INV_REQ_ERR and the QP);</li>
+ *   <li>an RDMA WRITE through the invalidated rkey fails with REM_ACCESS_ERR (both QPs go to error);</li>
  *   <li>orderly disconnect: DISCONNECTED on both sides, every receive still posted flushed (WR_FLUSH_ERR), in
  *       order; then teardown.</li>
  * </ol>
@@ -79,7 +86,7 @@ public final class VerbsScenario {
     private static final long SEND_AREA = 8 * 1024;       // outgoing messages
     private static final long REMOTE_AREA = 16 * 1024;    // what the peer writes to / reads from (16 KiB)
     private static final long LOCAL_AREA = 32 * 1024;     // local source / sink of RDMA operations (16 KiB)
-    private static final int INV_REGION_SIZE = 4096;      // separately registered, invalidated remotely
+    private static final int INV_REGION_SIZE = 4096;      // separately registered, exposed through a memory window
     private static final int RESOLVE_TIMEOUT_MS = 2000;
 
     private static final long MAGIC_CLIENT = 0x314e43534d564e4eL; // "NNVMSCN1" little endian
@@ -150,7 +157,11 @@ public final class VerbsScenario {
         CompletionQueue cq;
         MemoryRegion mr;
         MemoryRegion invRegion;
+        /** Type-2 window over invRegion: its rkey is what the peer invalidates. */
+        MemoryWindow invWindow;
         QueuePair qp;
+        /** Completions polled while waiting for a particular one, handed out first by awaitCompletions. */
+        final ArrayDeque<Wc> pending = new ArrayDeque<>();
         final WorkCompletion wc;
         final RecvWorkRequest[] recvs = new RecvWorkRequest[RECV_COUNT];
         final SendWorkRequest[] sends = new SendWorkRequest[8];
@@ -174,7 +185,9 @@ public final class VerbsScenario {
             channel = device.createCompletionChannel();
             cq = device.createCompletionQueue(64, channel);
             mr = pd.register(slab, Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ);
-            invRegion = pd.register(invRegionMemory, Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ);
+            invRegion = pd.register(invRegionMemory,
+                    Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ | Access.MW_BIND);
+            invWindow = pd.allocateMemoryWindow();
             qp = id.createQueuePair(new QpInitAttributes(pd, cq, cq,
                     new QpCapabilities(16, RECV_COUNT, 1, 1, 0), false));
         }
@@ -195,7 +208,9 @@ public final class VerbsScenario {
 
         @Override
         public void close() {
-            // Reverse order of creation; each step tolerates the previous one having failed.
+            // Reverse order of creation; each step tolerates the previous one having failed. The window goes before
+            // its region (a region under a bound window cannot be deregistered).
+            closeQuietly(invWindow);
             closeQuietly(invRegion);
             closeQuietly(mr);
             closeQuietly(cq);
@@ -352,12 +367,28 @@ public final class VerbsScenario {
             check(server.qp.state() == QpState.RTS, "server QP is " + server.qp.state() + ", not RTS");
             ok("ESTABLISHED both sides; client got " + back.length + " bytes private data");
 
+            step("bind-window");
+            // The client exposes invRegion through a type-2 window (the key a host lets the target invalidate, like
+            // the Linux host's fast-registration keys). The bind runs on the client's send queue, ahead of the SEND
+            // that advertises the key.
+            int allocatedKey = client.invWindow.rkey();
+            int expectedKey = client.invWindow.nextRkey();
+            rc = client.invWindow.bind(client.qp, client.sends[1], 6, SendFlags.SIGNALED, client.invRegion,
+                    client.invRegion.address(), INV_REGION_SIZE, Access.REMOTE_READ | Access.REMOTE_WRITE);
+            check(rc == 0, "post_send (BIND_MW) returned errno " + rc);
+            expectWc(awaitCompletions(client, 1).getFirst(), 6, WcStatus.SUCCESS, WcOpcode.BIND_MW);
+            check(client.invWindow.rkey() == expectedKey, "window rkey 0x" + Integer.toHexString(client.invWindow.rkey())
+                    + " after the bind, expected 0x" + Integer.toHexString(expectedKey));
+            check(expectedKey != client.invRegion.rkey(), "the window's key equals its region's");
+            ok("window rkey 0x" + Integer.toHexString(allocatedKey) + " -> 0x" + Integer.toHexString(expectedKey)
+                    + " over region rkey 0x" + Integer.toHexString(client.invRegion.rkey()));
+
             step("send");
             MemorySegment hello = client.slab.asSlice(SEND_AREA, MSG_SIZE);
             fillPattern(hello, 1);
             hello.set(JAVA_LONG_UNALIGNED, 0, MAGIC_CLIENT);
             hello.set(JAVA_LONG_UNALIGNED, 8, client.invRegion.address());
-            hello.set(JAVA_INT_UNALIGNED, 16, client.invRegion.rkey());
+            hello.set(JAVA_INT_UNALIGNED, 16, client.invWindow.rkey());
             client.sge[0].set(client.mr.address() + SEND_AREA, MSG_SIZE, client.mr.lkey());
             client.sends[0].wrId(1).next(null).sgList(client.sge[0], 1).opcode(WrOpcode.SEND)
                     .sendFlags(SendFlags.SIGNALED);
@@ -464,7 +495,7 @@ public final class VerbsScenario {
             step("send-with-inv");
             check(serverDevice.attributes().memoryManagementExtensions(),
                     "device " + serverDevice.name() + " lacks IBV_DEVICE_MEM_MGT_EXTENSIONS");
-            check(invRkey == client.invRegion.rkey(), "advertised rkey was garbled");
+            check(invRkey == client.invWindow.rkey(), "advertised rkey was garbled");
             MemorySegment inv = server.slab.asSlice(SEND_AREA, 64);
             fillPattern(inv, 5);
             server.sge[0].set(server.mr.address() + SEND_AREA, 64, server.mr.lkey());
@@ -479,10 +510,32 @@ public final class VerbsScenario {
                     + Integer.toHexString(invRecv.invalidatedRkey()) + ", expected 0x" + Integer.toHexString(invRkey));
             check(client.recvSlot(1).asSlice(0, 64).mismatch(inv) == -1, "SEND_WITH_INV payload differs");
             expectWc(awaitCompletions(server, 1).getFirst(), 5, WcStatus.SUCCESS, WcOpcode.SEND);
-            ok("client saw WITH_INV for rkey 0x" + Integer.toHexString(invRkey) + " (region at 0x"
+            ok("client saw WITH_INV for window rkey 0x" + Integer.toHexString(invRkey) + " (region at 0x"
                     + Long.toHexString(invAddress) + ")");
             } else {
                 clientFlushFrom = 101;
+            }
+
+            if (clientFlushFrom == 102 && !skipping("invalidated-access")) {
+            step("invalidated-access");
+            // The invalidated key must no longer reach the memory: the WRITE is NAKed (REM_ACCESS_ERR) and both QPs
+            // go to error, flushing the receives the disconnect step accounts for.
+            MemorySegment target = client.invRegionMemory;
+            target.fill((byte) 0);
+            fillPattern(server.slab.asSlice(SEND_AREA, 64), 6);
+            server.sge[0].set(server.mr.address() + SEND_AREA, 64, server.mr.lkey());
+            server.sends[0].wrId(7).next(null).sgList(server.sge[0], 1).opcode(WrOpcode.RDMA_WRITE)
+                    .sendFlags(SendFlags.SIGNALED).remote(invAddress, invRkey);
+            rc = server.qp.postSend(server.sends[0]);
+            check(rc == 0, "post_send (RDMA WRITE through the invalidated key) returned errno " + rc);
+            Wc denied = awaitWrId(server, 7);
+            expectWc(denied, 7, WcStatus.REM_ACCESS_ERR, -1);
+            long written = -1;
+            for (long i = 0; i < 64; i++) {
+                if (target.get(JAVA_BYTE, i) != 0) { written = i; break; }
+            }
+            check(written == -1, "the WRITE through the invalidated key changed the client's memory at byte " + written);
+            ok("WRITE through rkey 0x" + Integer.toHexString(invRkey) + " answered " + WcStatus.name(denied.status()));
             }
 
             step("disconnect");
@@ -579,20 +632,24 @@ public final class VerbsScenario {
      */
     private List<Wc> awaitCompletions(Side side, int count) {
         List<Wc> out = new ArrayList<>();
+        while (out.size() < count && !side.pending.isEmpty()) out.add(side.pending.poll());
         long deadline = System.nanoTime() + config.stepTimeoutMillis() * 1_000_000L;
         while (out.size() < count) {
-            int n = side.cq.poll(side.wc);
+            // Never take more than asked for: later completions stay in the CQ for the next step.
+            WorkCompletion into = new WorkCompletion(side.wc.segment().asSlice(0,
+                    (long) Math.min(count - out.size(), side.wc.capacity()) * WorkCompletion.SIZE));
+            int n = side.cq.poll(into);
             check(n >= 0, side.name + " poll_cq returned " + n);
             if (n > 0) {
-                for (int i = 0; i < n; i++) out.add(copy(side.wc, i));
+                for (int i = 0; i < n; i++) out.add(copy(into, i));
                 continue;
             }
             int rc = side.cq.requestNotify(false);
             check(rc == 0, side.name + " req_notify_cq returned errno " + rc);
-            n = side.cq.poll(side.wc);
+            n = side.cq.poll(into);
             check(n >= 0, side.name + " poll_cq returned " + n);
             if (n > 0) {
-                for (int i = 0; i < n; i++) out.add(copy(side.wc, i));
+                for (int i = 0; i < n; i++) out.add(copy(into, i));
                 continue;
             }
             long left = (deadline - System.nanoTime()) / 1_000_000L;
@@ -605,6 +662,23 @@ public final class VerbsScenario {
         }
         check(out.size() == count, side.name + ": expected " + count + " completions, got " + out);
         return out;
+    }
+
+    /**
+     * The completion with {@code wrId}; completions before it (e.g. receives flushed by an error that raced it)
+     * are kept for later awaitCompletions calls, in order.
+     */
+    private Wc awaitWrId(Side side, long wrId) {
+        List<Wc> before = new ArrayList<>();
+        for (int i = 0; i <= RECV_COUNT + 8; i++) {
+            Wc w = awaitCompletions(side, 1).getFirst();
+            if (w.wrId() == wrId) {
+                for (int j = before.size() - 1; j >= 0; j--) side.pending.addFirst(before.get(j));
+                return w;
+            }
+            before.add(w);
+        }
+        throw fail(side.name + ": no completion for wr_id " + wrId + " among " + before);
     }
 
     private static Wc copy(WorkCompletion wc, int i) {
