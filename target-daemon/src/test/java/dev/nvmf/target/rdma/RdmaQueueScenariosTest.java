@@ -12,7 +12,6 @@ import dev.nvmf.target.rdma.support.SoftTarget;
 import dev.nvmf.target.rdma.support.TestHost;
 import dev.nvmf.verbs.CmEvent;
 import dev.nvmf.verbs.CmEventType;
-import dev.nvmf.verbs.MemoryRegion;
 import dev.nvmf.verbs.WcStatus;
 import dev.nvmf.verbs.soft.CmMessage;
 import dev.nvmf.verbs.soft.SoftFabric;
@@ -150,10 +149,10 @@ class RdmaQueueScenariosTest {
             TestHost h = t.connect(1, 4);
             RdmaQueue q = onlyQueue(t);
             assertEquals(4, q.budget().capacity());
-            List<MemoryRegion> bufs = new ArrayList<>();
+            List<TestHost.HostBuffer> bufs = new ArrayList<>();
             fill(t.core.disk, 4 * 4096, 3);
             for (int cid = 1; cid <= 4; cid++) {
-                MemoryRegion r = h.dataRegion(4096);
+                TestHost.HostBuffer r = h.regionBuffer(4096);
                 bufs.add(r);
                 MemorySegment c = h.capsule(FakeCore.OP_READ, cid, (cid - 1) * 4096L);
                 TestHost.keyed(c, r.address(), 4096, r.rkey(), false);
@@ -181,9 +180,9 @@ class RdmaQueueScenariosTest {
             TestHost h = t.connect(1, 8);
             RdmaQueue q = onlyQueue(t);
             assertEquals(1, q.budget().readCapacity());
-            List<MemoryRegion> bufs = new ArrayList<>();
+            List<TestHost.HostBuffer> bufs = new ArrayList<>();
             for (int cid = 1; cid <= 3; cid++) {
-                MemoryRegion r = h.dataRegion(8192);
+                TestHost.HostBuffer r = h.regionBuffer(8192);
                 fill(r.segment(), 8192, cid);
                 bufs.add(r);
                 MemorySegment c = h.capsule(FakeCore.OP_WRITE, cid, (cid - 1) * 8192L);
@@ -210,7 +209,7 @@ class RdmaQueueScenariosTest {
             TestHost b = t.connect(2, 8);
             RdmaQueue qa = t.transport.cm().queues().get(0);
             t.core.deferred = true;
-            MemoryRegion r = a.dataRegion(4096);
+            TestHost.HostBuffer r = a.regionBuffer(4096);
             MemorySegment c = a.capsule(FakeCore.OP_READ, 7, 0);
             TestHost.keyed(c, r.address(), 4096, r.rkey(), false);
             a.send(0);
@@ -241,7 +240,7 @@ class RdmaQueueScenariosTest {
             t.core.deferred = true;
             // Reads held by the "backend", a held AER-like command, and writes whose READ is in flight.
             for (int cid = 1; cid <= 4; cid++) {
-                MemoryRegion r = h.dataRegion(65536);
+                TestHost.HostBuffer r = h.regionBuffer(65536);
                 MemorySegment c = h.capsule(FakeCore.OP_READ, cid, 0);
                 TestHost.keyed(c, r.address(), 65536, r.rkey(), true);
                 h.send(0);
@@ -252,7 +251,7 @@ class RdmaQueueScenariosTest {
             assertEquals(4, t.core.deferredCount());
             assertEquals(1, t.core.queue(0).heldCount());
             for (int cid = 6; cid <= 8; cid++) {
-                MemoryRegion r = h.dataRegion(4096);
+                TestHost.HostBuffer r = h.regionBuffer(4096);
                 MemorySegment c = h.capsule(FakeCore.OP_WRITE, cid, 0);
                 TestHost.keyed(c, r.address(), 4096, r.rkey(), false);
                 h.send(0);
@@ -335,7 +334,7 @@ class RdmaQueueScenariosTest {
                     : new SoftTarget(c -> c, SoftFabric.attributesWithoutMemoryManagementExtensions());
             try (t) {
                 TestHost h = t.connect(1, 8);
-                MemoryRegion r = h.dataRegion(4096);
+                TestHost.HostBuffer r = h.regionBuffer(4096);
                 MemorySegment c = h.capsule(FakeCore.OP_READ, 1, 0);
                 TestHost.keyed(c, r.address(), 4096, r.rkey(), true);
                 h.send(0);
@@ -406,7 +405,7 @@ class RdmaQueueScenariosTest {
             TestHost h = t.connect(1, 8);
             RdmaQueue q = onlyQueue(t);
             t.core.deferred = true;
-            MemoryRegion r = h.dataRegion(4096);
+            TestHost.HostBuffer r = h.regionBuffer(4096);
             MemorySegment c = h.capsule(FakeCore.OP_READ, 1, 0);
             TestHost.keyed(c, r.address(), 4096, r.rkey(), true);
             h.send(0);

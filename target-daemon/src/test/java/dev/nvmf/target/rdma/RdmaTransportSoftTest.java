@@ -5,7 +5,6 @@ import dev.nvmf.target.rdma.support.FakeCore;
 import dev.nvmf.target.rdma.support.SoftTarget;
 import dev.nvmf.target.rdma.support.TestHost;
 import dev.nvmf.verbs.CmEventType;
-import dev.nvmf.verbs.MemoryRegion;
 import org.junit.jupiter.api.Test;
 
 import java.lang.foreign.MemorySegment;
@@ -48,7 +47,7 @@ class RdmaTransportSoftTest {
             assertTrue(same(c, 64, t.core.disk, 0, 4096));
 
             // Keyed write of 16 KiB: the target READs it from host memory.
-            MemoryRegion w = h.dataRegion(16384);
+            TestHost.HostBuffer w = h.dataWindow(16384);
             fill(w.segment(), 16384, 7);
             c = h.capsule(FakeCore.OP_WRITE, 2, 8192);
             TestHost.keyed(c, w.address(), 16384, w.rkey(), true);
@@ -60,7 +59,7 @@ class RdmaTransportSoftTest {
             assertTrue(same(w.segment(), 0, t.core.disk, 8192, 16384));
 
             // Keyed read with the invalidate subtype: WRITE + SEND_WITH_INV of that rkey.
-            MemoryRegion r = h.dataRegion(16384);
+            TestHost.HostBuffer r = h.dataWindow(16384);
             c = h.capsule(FakeCore.OP_READ, 3, 8192);
             TestHost.keyed(c, r.address(), 16384, r.rkey(), true);
             h.send(0);
@@ -70,6 +69,7 @@ class RdmaTransportSoftTest {
             assertTrue(resp.withInvalidate());
             assertEquals(r.rkey(), resp.invalidatedRkey());
             assertTrue(same(r.segment(), 0, w.segment(), 0, 16384));
+            assertTrue(h.sendErrors.isEmpty(), "host saw no error: " + h.sendErrors);
             assertEquals(3, t.transport.metrics().responsesSent.sum());
             assertEquals(2, t.transport.metrics().remoteInvalidations.sum());
             assertEquals(1, t.transport.metrics().inCapsuleCommands.sum());

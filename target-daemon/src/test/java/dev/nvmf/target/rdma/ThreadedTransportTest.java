@@ -3,7 +3,6 @@ package dev.nvmf.target.rdma;
 import dev.nvmf.target.rdma.support.FakeCore;
 import dev.nvmf.target.rdma.support.TestHost;
 import dev.nvmf.verbs.CmEventType;
-import dev.nvmf.verbs.MemoryRegion;
 import dev.nvmf.verbs.soft.SoftFabric;
 import org.junit.jupiter.api.Test;
 
@@ -62,7 +61,7 @@ class ThreadedTransportTest {
             for (int round = 0; round < 50; round++) {
                 for (int q = 0; q < 2; q++) {
                     TestHost h = hosts[q];
-                    MemoryRegion r = h.dataRegion(8192);
+                    TestHost.HostBuffer r = h.dataWindow(8192);
                     MemorySegment c = h.capsule(FakeCore.OP_WRITE, round, q * 65536L + round * 8L);
                     TestHost.keyed(c, r.address(), 8192, r.rkey(), true);
                     assertEquals(0, h.send(0));

@@ -3,7 +3,6 @@ package dev.nvmf.target.rdma;
 import dev.nvmf.target.rdma.support.FakeCore;
 import dev.nvmf.target.rdma.support.SoftTarget;
 import dev.nvmf.target.rdma.support.TestHost;
-import dev.nvmf.verbs.MemoryRegion;
 import org.junit.jupiter.api.Test;
 
 import java.lang.foreign.MemorySegment;
@@ -39,7 +38,7 @@ class ZeroAllocationTest {
         throw new AssertionError("did not settle");
     }
 
-    private void ios(SoftTarget t, TestHost h, MemoryRegion buf, int count, boolean measure) {
+    private void ios(SoftTarget t, TestHost h, TestHost.HostBuffer buf, int count, boolean measure) {
         for (int i = 0; i < count; i++) {
             int cid = i & 0xFFF;
             int kind = i % 4;
@@ -77,7 +76,7 @@ class ZeroAllocationTest {
         assertTrue(THREADS.isThreadAllocatedMemorySupported());
         try (SoftTarget t = new SoftTarget()) {
             TestHost h = t.connect(1, 32);
-            MemoryRegion buf = h.dataRegion(65536);
+            TestHost.HostBuffer buf = h.regionBuffer(65536);
             long responses0 = t.transport.metrics().responsesSent.sum();
             ios(t, h, buf, 20_000, false); // warm: pools filled, code compiled
             // Calibrate: the measurement itself.

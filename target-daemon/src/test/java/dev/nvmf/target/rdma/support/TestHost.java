@@ -9,6 +9,7 @@ import dev.nvmf.verbs.CmId;
 import dev.nvmf.verbs.CompletionQueue;
 import dev.nvmf.verbs.ConnectionParameters;
 import dev.nvmf.verbs.MemoryRegion;
+import dev.nvmf.verbs.MemoryWindow;
 import dev.nvmf.verbs.ProtectionDomain;
 import dev.nvmf.verbs.QpCapabilities;
 import dev.nvmf.verbs.QpInitAttributes;
@@ -41,6 +42,15 @@ import static java.lang.foreign.ValueLayout.JAVA_SHORT_UNALIGNED;
 public final class TestHost implements AutoCloseable {
     public record Response(int cid, int status, int sqhd, int sqid, boolean withInvalidate, int invalidatedRkey) {}
 
+    /** Host memory the target may reach with {@link #rkey()}: a region's key, or a bound type-2 window's. */
+    public record HostBuffer(MemorySegment segment, MemoryRegion region, MemoryWindow window) {
+        public long address() { return segment.address(); }
+
+        public int rkey() { return window != null ? window.rkey() : region.rkey(); }
+    }
+
+    private static final long BIND_WR_ID = 2L << 40;
+
     public static final int CAPSULE_SLOT = 64 + 16384;
 
     private final CmEventChannel channel;
@@ -63,6 +73,8 @@ public final class TestHost implements AutoCloseable {
     public final List<Integer> sendErrors = new ArrayList<>();
     public int sendsOutstanding;
     private final List<MemoryRegion> dataRegions = new ArrayList<>();
+    private final List<MemoryWindow> windows = new ArrayList<>();
+    private SendWorkRequest bindWr;
     public CmEvent connectResult;
 
     public TestHost(RdmaProvider provider) {
@@ -80,7 +92,7 @@ public final class TestHost implements AutoCloseable {
         pd = id.device().allocProtectionDomain();
         cq = id.device().createCompletionQueue(4 * (hrqsize + sendDepth) + 16, null);
         qp = id.createQueuePair(new QpInitAttributes(pd, cq, cq,
-                new QpCapabilities(sendDepth + 1, Math.max(1, hrqsize), 1, 1, 0), true));
+                new QpCapabilities(2 * sendDepth + 2, Math.max(1, hrqsize), 1, 1, 0), true));
         slots = Math.max(1, sendDepth);
         capsules = arena.allocate((long) slots * CAPSULE_SLOT, 4096);
         responses = arena.allocate(Math.max(1, hrqsize) * 16L, 4096);
@@ -95,6 +107,7 @@ public final class TestHost implements AutoCloseable {
             if (hrqsize > 0 && qp.postRecv(recvWrs[i]) != 0) throw new IllegalStateException("host post_recv");
         }
         sendWr = SendWorkRequest.allocate(arena);
+        bindWr = SendWorkRequest.allocate(arena);
         sendSge = ScatterGatherEntry.allocate(arena, 1);
         id.connect(new ConnectionParameters(privateData, responderResources, 0, 1, 7, 7, false, 0));
     }
@@ -131,12 +144,39 @@ public final class TestHost implements AutoCloseable {
         throw new IllegalStateException("no " + type + " (events: " + events + ")");
     }
 
-    /** Host memory for a keyed SGL: registered for remote read and write. */
+    /**
+     * Host memory for a keyed SGL: a region registered for remote read and write. Its rkey cannot be invalidated
+     * remotely (the soft fabric, like rxe and hardware, fails a SEND_WITH_INV of it at the host): use it with the
+     * plain keyed subtype, or with the invalidate subtype only where the target must not invalidate.
+     */
     public MemoryRegion dataRegion(int size) {
         MemoryRegion r = pd.register(arena.allocate(Math.max(size, 1), 4096),
                 Access.LOCAL_WRITE | Access.REMOTE_READ | Access.REMOTE_WRITE);
         dataRegions.add(r);
         return r;
+    }
+
+    /** {@link #dataRegion} as a {@link HostBuffer}. */
+    public HostBuffer regionBuffer(int size) {
+        MemoryRegion r = dataRegion(size);
+        return new HostBuffer(r.segment(), r, null);
+    }
+
+    /**
+     * Host memory behind a type-2 memory window bound on this host's QP, as the Linux host's invalidatable keys
+     * are: the target may answer with SEND_WITH_INV of its rkey. The bind is posted now, before any capsule that
+     * names the key (send-queue order makes it valid first).
+     */
+    public HostBuffer dataWindow(int size) {
+        MemoryRegion r = pd.register(arena.allocate(Math.max(size, 1), 4096),
+                Access.LOCAL_WRITE | Access.REMOTE_READ | Access.REMOTE_WRITE | Access.MW_BIND);
+        dataRegions.add(r);
+        MemoryWindow w = pd.allocateMemoryWindow();
+        windows.add(w);
+        int rc = w.bind(qp, bindWr, BIND_WR_ID, SendFlags.SIGNALED, r, r.address(), size,
+                Access.REMOTE_READ | Access.REMOTE_WRITE);
+        if (rc != 0) throw new IllegalStateException("bind_mw post failed: " + rc);
+        return new HostBuffer(r.segment(), r, w);
     }
 
     /** Writes a capsule: SQE with opcode/cid/offset and a keyed SGL (type 0x40 or 0x4F). Returns the slot. */
@@ -187,6 +227,10 @@ public final class TestHost implements AutoCloseable {
                 work += n;
                 for (int i = 0; i < n; i++) {
                     long wrId = wc.wrId(i);
+                    if (wrId == BIND_WR_ID) {
+                        if (wc.status(i) != WcStatus.SUCCESS) sendErrors.add(wc.status(i));
+                        continue;
+                    }
                     if (wrId == 1L << 40) {
                         sendsOutstanding--;
                         if (wc.status(i) != WcStatus.SUCCESS) sendErrors.add(wc.status(i));
@@ -239,6 +283,7 @@ public final class TestHost implements AutoCloseable {
         } catch (RuntimeException ignored) {
             // already gone
         }
+        for (MemoryWindow w : windows) w.close();
         for (MemoryRegion r : dataRegions) r.close();
         if (mr != null) mr.close();
         if (cq != null) cq.close();
