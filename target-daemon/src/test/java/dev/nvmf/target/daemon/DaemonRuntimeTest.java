@@ -242,6 +242,36 @@ class DaemonRuntimeTest {
     }
 
     @Test
+    void reloadFailingMidwayRollsBackToTheOldConfiguration() throws Exception {
+        TargetConfig before = load(yaml(NS1, ""));
+        runtime.start(before);
+        NvmeHost[] c = connectController(0);
+        assertWriteRead(c[1], 1, 0, 1);
+        // Port 1 moves to an address no device has: its listener is re-created in the commit (after the old one is
+        // closed), which fails after namespace 2 was already added. Everything must be undone.
+        TargetConfig bad = load(yaml(NS1 + NS2, "").replace("traddr: " + TARGET_IP, "traddr: 10.9.9.9"));
+        ConfigDiff diff = ConfigDiff.between(before, bad);
+        assertTrue(diff.portsChanged().get(0).listenerChanged());
+        assertThrows(Exception.class, () -> runtime.apply(diff, bad));
+
+        assertNotNull(runtime.target().port(1), "port 1 is back in the core");
+        assertEquals(1, runtime.transport().cm().listeners().size(), "its listener is back");
+        assertEquals(TARGET_IP, runtime.transport().cm().listeners().get(0).localAddress().getAddress()
+                .getHostAddress());
+        assertNull(runtime.target().subsystem(SUB).namespace(2), "namespace 2 was taken back");
+        assertTrue(runtime.target().subsystem(SUB).isExposedOn(1));
+        // The port was re-created, so its old connections went; a host connects again and does I/O.
+        for (NvmeHost h : c) {
+            NvmeHost.await(() -> h.rdma.sawEvent(CmEventType.DISCONNECTED), h.rdma, "old connection closed");
+        }
+        NvmeHost.await(() -> runtime.target().subsystem(SUB).controllers().isEmpty(), null, "old controller ended");
+        NvmeHost[] again = connectController(0);
+        assertArrayEquals(new int[] {1}, again[0].activeNamespaces());
+        assertWriteRead(again[1], 1, 0, 2);
+        assertEquals("1 subsystems, 1 namespaces, 1 ports, 1 controllers, 2 queues", runtime.status());
+    }
+
+    @Test
     void reloadAddsAndRemovesAListenerWithoutTouchingOtherConnections() throws Exception {
         fabric.addDevice("t1", "10.0.1.1");
         TargetConfig before = load(yaml(NS1, ""));

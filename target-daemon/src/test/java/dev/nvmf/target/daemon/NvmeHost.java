@@ -121,7 +121,8 @@ final class NvmeHost implements AutoCloseable {
 
     /** A command whose data comes back into a fresh registered buffer of {@code bytes}: returns [status, data]. */
     Object[] readInto(MemorySegment capsule, int bytes) {
-        MemoryRegion buf = rdma.dataRegion(bytes);
+        // A type-2 window the target may invalidate (SEND_WITH_INV), as the Linux host's keys are.
+        TestHost.HostBuffer buf = rdma.dataWindow(bytes);
         buf.segment().fill((byte) 0x5A);
         TestHost.keyed(capsule, buf.address(), bytes, buf.rkey(), true);
         int status = execute(capsule);
