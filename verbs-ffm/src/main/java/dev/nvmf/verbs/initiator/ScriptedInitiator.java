@@ -210,6 +210,12 @@ public final class ScriptedInitiator implements AutoCloseable {
     private static final long SEND_WR_BASE = 1L << 32;
     /** wr_ids of BIND_MW requests: BIND_WR_BASE + sequence. */
     private static final long BIND_WR_BASE = 2L << 32;
+    /**
+     * rxe (Linux 6.1) flags a receive that invalidated a key with the kernel's IB_WC_WITH_INVALIDATE (1 << 2),
+     * copied unchanged into the user-mapped CQE, instead of IBV_WC_WITH_INV (1 << 3). Taken as an invalidation
+     * only when the reported key is one of this side's window keys.
+     */
+    private static final int RXE_KERNEL_WITH_INVALIDATE = 1 << 2;
     /** Send-queue slots beyond sendDepth kept for window binds (each held until its completion is polled). */
     static final int BIND_SLOTS = 16;
 
@@ -559,6 +565,13 @@ public final class ScriptedInitiator implements AutoCloseable {
         return rc;
     }
 
+    private boolean isWindowKey(int rkey) {
+        for (HostBuffer b : buffers) {
+            if (b.window != null && b.window.rkey() == rkey) return true;
+        }
+        return false;
+    }
+
     private void handleCompletion(int i) {
         long wrId = wc.wrId(i);
         int status = wc.status(i);
@@ -576,6 +589,7 @@ public final class ScriptedInitiator implements AutoCloseable {
                 int len = wc.byteLen(i);
                 byte[] data = recvSlot(slot).asSlice(0, len).toArray(JAVA_BYTE);
                 boolean inv = (wc.wcFlags(i) & WorkCompletion.WC_WITH_INV) != 0;
+                if (!inv && (wc.wcFlags(i) & RXE_KERNEL_WITH_INVALIDATE) != 0) inv = isWindowKey(wc.invalidatedRkey(i));
                 responses.add(new Response(data, inv, inv ? wc.invalidatedRkey(i) : 0));
                 if (options.repostReceives() && state == State.CONNECTED && postRecv(slot) == 0) return;
             } else {
