@@ -364,20 +364,48 @@ class RdmaQueueScenariosTest {
     }
 
     @Test
-    void twoPortsIpv4AndIpv6() {
+    void twoPortsIpv4AnyAndIpv6SpecificEachReachTheCoreWithItsPortId() {
         SoftFabric fabric = SoftFabric.manual();
         fabric.addDevice("t0", "10.0.0.1");
         fabric.addDevice("t6", "fd00::1");
+        fabric.addDevice("h0", "10.0.0.2");
+        fabric.addDevice("h6", "fd00::2");
         FakeCore core = new FakeCore();
         RdmaTransport tr = new RdmaTransport(fabric, RdmaTransportConfig.of(List.of(
                 RdmaPortConfig.of(1, "0.0.0.0", 4420), RdmaPortConfig.of(2, "fd00::1", 4421))), core);
         tr.open();
+        List<TestHost> hosts = new ArrayList<>();
+        Runnable pump = () -> {
+            for (int i = 0; i < 10_000; i++) {
+                int w = fabric.deliverAll() + tr.cm().doWork() + tr.poller(0).doWork();
+                for (TestHost h : hosts) w += h.poll();
+                if (w == 0) return;
+            }
+        };
         try {
             assertEquals(2, tr.listenAddresses().size());
             assertEquals(4420, tr.listenAddresses().get(0).getPort());
             assertEquals(4421, tr.listenAddresses().get(1).getPort());
+            TestHost v4 = new TestHost(fabric);
+            hosts.add(v4);
+            v4.connect(new java.net.InetSocketAddress("10.0.0.2", 0), new java.net.InetSocketAddress("10.0.0.1", 4420),
+                    1, 8, 16, pump);
+            TestHost v6 = new TestHost(fabric);
+            hosts.add(v6);
+            v6.connect(new java.net.InetSocketAddress("fd00::2", 0), new java.net.InetSocketAddress("fd00::1", 4421),
+                    1, 8, 16, pump);
+            assertEquals(CmEventType.ESTABLISHED, v4.connectResult.type());
+            assertEquals(CmEventType.ESTABLISHED, v6.connectResult.type());
+            assertEquals(1, core.queue(0).portId);
+            assertEquals(2, core.queue(1).portId);
+            v6.capsule(FakeCore.OP_FLUSH, 4, 0);
+            v6.send(0);
+            pump.run();
+            assertEquals(0, v6.response(4).status());
         } finally {
             tr.stop(1000);
+            for (TestHost h : hosts) h.close();
+            fabric.deliverAll();
         }
         assertTrue(fabric.resources().nothingLeaked(), fabric.resources().toString());
     }
