@@ -272,7 +272,14 @@ public final class CmEventLoop implements Runnable {
             } else {
                 reason = data.validate(listener.config(), config.maxIoQueues());
                 if (reason == null) {
-                    Object result = createQueue(id, listener.config(), data, params);
+                    Object result;
+                    try {
+                        result = createQueue(id, listener.config(), data, params);
+                    } catch (RuntimeException ex) {
+                        // e.g. the first connection on a device whose PD or CQ cannot be created
+                        LOG.log(System.Logger.Level.ERROR, "connect request: " + ex.getMessage());
+                        result = RejectReason.NO_RESOURCES;
+                    }
                     if (result instanceof RejectReason r) reason = r; else queue = (RdmaQueue) result;
                 }
             }
