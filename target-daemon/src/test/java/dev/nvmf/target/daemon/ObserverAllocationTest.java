@@ -47,15 +47,20 @@ class ObserverAllocationTest {
             }
             com.sun.management.ThreadMXBean mx = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
             long tid = Thread.currentThread().threadId();
-            long before = mx.getThreadAllocatedBytes(tid);
-            for (int i = 0; i < 100_000; i++) {
-                ctx.opcode = opcodes[i % 3];
-                request.startNanos(System.nanoTime() - (i % 1000) * 1000L);
-                observer.commandCompleted(ctx, i % 7 == 0 ? 0x0281 : 0);
-                observer.backendFailed(ctx, -5);
+            // Recording that allocated would allocate in every round; a one-off (a late JIT transition) would not:
+            // the quietest of five rounds must be exactly zero.
+            long least = Long.MAX_VALUE;
+            for (int round = 0; round < 5; round++) {
+                long before = mx.getThreadAllocatedBytes(tid);
+                for (int i = 0; i < 100_000; i++) {
+                    ctx.opcode = opcodes[i % 3];
+                    request.startNanos(System.nanoTime() - (i % 1000) * 1000L);
+                    observer.commandCompleted(ctx, i % 7 == 0 ? 0x0281 : 0);
+                    observer.backendFailed(ctx, -5);
+                }
+                least = Math.min(least, mx.getThreadAllocatedBytes(tid) - before);
             }
-            long allocated = mx.getThreadAllocatedBytes(tid) - before;
-            assertEquals(0, allocated, "bytes allocated recording 100000 completions");
+            assertEquals(0, least, "bytes allocated recording 100000 completions");
         }
     }
 }
