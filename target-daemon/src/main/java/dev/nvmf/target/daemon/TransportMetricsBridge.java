@@ -37,6 +37,10 @@ final class TransportMetricsBridge implements AutoCloseable {
         this.rdma = rdma;
         counter("nvmf.rdma.commands.received", "command capsules received", rdma.commandsReceived);
         counter("nvmf.rdma.responses.sent", "response capsules sent (SEND or SEND_WITH_INV)", rdma.responsesSent);
+        counter("nvmf.rdma.in.capsule.commands", "commands whose data came inside the capsule",
+                rdma.inCapsuleCommands);
+        counter("nvmf.rdma.reads", "RDMA READs posted (host data of writes with a keyed SGL)", rdma.rdmaReads);
+        counter("nvmf.rdma.writes", "RDMA WRITEs posted (data of reads, before the response)", rdma.rdmaWrites);
         counter("nvmf.rdma.remote.invalidations", "responses sent with SEND_WITH_INV (host asked to invalidate)",
                 rdma.remoteInvalidations);
         counter("nvmf.rdma.send.work.requests", "send-queue work requests posted (SEND, WRITE, READ)",
