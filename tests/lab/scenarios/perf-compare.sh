@@ -1,0 +1,253 @@
+#!/bin/bash
+# Performance, measured and reported (never asserted): the same fio jobs, in ONE guest boot, over the same
+# Soft-RoCE link (host rxe1 -> target rxe0), against
+#   kernel  the Linux kernel target (nvmet-rdma) on a memory-backed null_blk device, and
+#   daemon  our daemon (bin/nvmf-target serve --config FILE) with a RAM namespace,
+# both serving at the same time (each on its own port and NQN; an idle target blocks, it does not spin), the
+# jobs alternating kernel/daemon back to back so that slow drift of the emulator's speed hits both alike:
+#   randread4k_qd32    4 KiB random read,  queue depth 32   (IOPS)
+#   randwrite4k_qd32   4 KiB random write, queue depth 32   (IOPS)
+#   randread4k_qd1     4 KiB random read,  queue depth 1    (completion latency mean / p50 / p99)
+#   seqread128k_qd8    128 KiB sequential read, depth 8     (MB/s)
+# plus the link's own ceiling from perftest (RDMA WRITE and READ of 4 KiB, rdma_cm; -R is required in the lab).
+#
+# CPU: for every job, the guest's busy CPU time (/proc/stat: everything but idle and iowait: fio, the host
+# driver, rxe's softirqs and the target together) per I/O, for both targets: comparable, but not the target's
+# own. For the daemon also its process CPU (utime+stime of /proc/PID/stat: pollers, CM thread, JIT, GC,
+# metrics) and its poller threads' alone. The kernel target's work runs in kworkers, softirq and interrupt
+# context shared with the host side: it cannot be attributed to the target, so there is no per-process figure.
+#
+# TCG emulation makes every number ~1000x slower than hardware: only ratios within this boot mean anything.
+#
+# Environment: PERF_RUNTIME (seconds per job, default 8), PERF_WARMUP (seconds of warm-up per target, default
+# 6), PERF_SIZE_MB (bytes range fio touches, default 256), PERF_PERFTEST (0 skips the link ceiling),
+# NVMF_BUILD_DIR (the Maven output folder bin/nvmf-target looks in; without a packaged jar the daemon's main
+# class runs from LAB_CLASSPATH).
+# Results (results.properties): <target>_<job>_{iops,mbps,ios,err,clat_mean_us,clat_p50_us,clat_p99_us,
+# guest_cpu_us_per_io}, daemon_<job>_{proc_cpu_us_per_io,poller_cpu_us_per_io}, link_write4k_{mbps,msgs},
+# link_read4k_{mbps,msgs}, jobs_ok; the table: perf-table.md in the results folder (and on stdout).
+. "$LAB_REPO/tests/lab/guest/lib.sh"
+set -u
+KNQN=nqn.2024-01.dev.nvmf:perf-kernel
+DNQN=nqn.2024-01.dev.nvmf:perf-daemon
+KPORT=4420
+DPORT=4421
+RUNTIME=${PERF_RUNTIME:-8}
+WARMUP=${PERF_WARMUP:-6}
+SIZE_MB=${PERF_SIZE_MB:-256}
+CFG=$LAB_RUN/perf-daemon.yaml
+TABLE=$LAB_OUT/perf-table.md
+HZ=$(getconf CLK_TCK)
+mkdir -p "$LAB_RUN" "$LAB_LOGS"
+JOB_LIMIT=$((RUNTIME * 6 + 90))    # fio's own bound: start-up under emulation is slow, a hang is not waited out
+
+# --- CPU accounting ------------------------------------------------------------------------------------------
+
+# Busy jiffies of the whole guest: user nice system irq softirq steal (not idle, not iowait).
+guest_busy() { awk '$1 == "cpu" { print $2 + $3 + $4 + $7 + $8 + $9; exit }' /proc/stat; }
+# utime+stime of a process (all its threads), in jiffies. The comm field may hold spaces: cut after ") ".
+proc_cpu() { sed 's/^.*) //' "/proc/$1/stat" 2>/dev/null | awk '{ print $12 + $13 }'; }
+# utime+stime of the threads of process $1 whose name starts with $2 (thread names are cut to 15 characters).
+threads_cpu() {
+  local t s=0 v
+  for t in /proc/"$1"/task/*; do
+    case "$(cat "$t/comm" 2>/dev/null)" in "$2"*) v=$(sed 's/^.*) //' "$t/stat" 2>/dev/null | awk '{ print $12 + $13 }')
+      s=$((s + ${v:-0})) ;; esac
+  done
+  echo "$s"
+}
+# microseconds of CPU per I/O from a jiffies delta and an I/O count
+us_per_io() { awk -v j="$1" -v n="$2" -v hz="$HZ" 'BEGIN { if (n > 0) printf "%.1f", j * 1e6 / hz / n; else print "n/a" }'; }
+
+# --- fio -----------------------------------------------------------------------------------------------------
+
+terse() { grep -m1 '^3;fio-' "$LAB_LOGS/$1.log" | cut -d';' -f"$2"; }
+# percentile P (e.g. 50.000000) of the clat distribution in terse fields F (read 18-37, write 59-78), in us
+terse_pct() { terse "$1" "$2" | tr ';' '\n' | awk -F= -v p="$3%" '$1 == p { print $2; exit }'; }
+
+JOBS="randread4k_qd32 randwrite4k_qd32 randread4k_qd1 seqread128k_qd8"
+job_opts() {
+  case $1 in
+    randread4k_qd32)  echo "--rw=randread --bs=4k --iodepth=32" ;;
+    randwrite4k_qd32) echo "--rw=randwrite --bs=4k --iodepth=32" ;;
+    randread4k_qd1)   echo "--rw=randread --bs=4k --iodepth=1" ;;
+    seqread128k_qd8)  echo "--rw=read --bs=128k --iodepth=8" ;;
+  esac
+}
+job_bs() { case $1 in seqread128k*) echo 131072 ;; *) echo 4096 ;; esac; }
+job_is_write() { case $1 in *write*) return 0 ;; *) return 1 ;; esac; }
+
+# run_job TARGET JOB DEV [PID]: one measured fio job; records its numbers and CPU deltas.
+run_job() {
+  local tgt=$1 job=$2 dev=$3 pid=${4:-} name="fio-$1-$2" g0 g1 p0 p1 q0 q1 kb ios err bs
+  # shellcheck disable=SC2046
+  g0=$(guest_busy); [ -n "$pid" ] && { p0=$(proc_cpu "$pid"); q0=$(threads_cpu "$pid" nvmf-rdma-poll); }
+  fio_run "$name" "$JOB_LIMIT" --filename="$dev" --ioengine=libaio --direct=1 $(job_opts "$job") \
+    --time_based --runtime="$RUNTIME" --size="${SIZE_MB}M" --norandommap --randrepeat=0 --group_reporting
+  local rc=$?
+  g1=$(guest_busy); [ -n "$pid" ] && { p1=$(proc_cpu "$pid"); q1=$(threads_cpu "$pid" nvmf-rdma-poll); }
+  [ $rc = 0 ] || { lab_log "fio $name exit $rc"; return 1; }
+  bs=$(job_bs "$job")
+  err=$(terse "$name" 5)
+  if job_is_write "$job"; then
+    kb=$(terse "$name" 47); lab_result "${tgt}_${job}_iops" "$(terse "$name" 49)"
+  else
+    kb=$(terse "$name" 6); lab_result "${tgt}_${job}_iops" "$(terse "$name" 8)"
+  fi
+  ios=$((kb * 1024 / bs))
+  lab_result "${tgt}_${job}_ios" "$ios"
+  lab_result "${tgt}_${job}_err" "$err"
+  lab_result "${tgt}_${job}_mbps" "$(awk -v kb="$kb" -v t="$RUNTIME" 'BEGIN { printf "%.2f", kb / 1024 / t }')"
+  if [ "$job" = randread4k_qd1 ]; then
+    lab_result "${tgt}_${job}_clat_mean_us" "$(terse "$name" 16)"
+    lab_result "${tgt}_${job}_clat_p50_us" "$(terse_pct "$name" 18-37 50.000000)"
+    lab_result "${tgt}_${job}_clat_p99_us" "$(terse_pct "$name" 18-37 99.000000)"
+  fi
+  lab_result "${tgt}_${job}_guest_cpu_us_per_io" "$(us_per_io $((g1 - g0)) "$ios")"
+  if [ -n "$pid" ]; then
+    lab_result "${tgt}_${job}_proc_cpu_us_per_io" "$(us_per_io $((p1 - p0)) "$ios")"
+    lab_result "${tgt}_${job}_poller_cpu_us_per_io" "$(us_per_io $((q1 - q0)) "$ios")"
+  fi
+  [ "$err" = 0 ] || { lab_log "fio $name reported error $err"; return 1; }
+  [ "$ios" -gt 0 ] || { lab_log "fio $name did no I/O"; return 1; }
+}
+
+# --- the link's own ceiling (perftest over rdma_cm) ----------------------------------------------------------
+
+# link_ceiling TOOL KEY: a 4 KiB bandwidth test for 4 s, server on rxe0, client from 10.77.0.2 (rxe1).
+link_ceiling() {
+  local tool=$1 key=$2 line
+  start_bg "perftest-$key-server" "$tool" -d rxe0 -R -F -s 4096 -D 4 -p 18515
+  wait_for_log "perftest-$key-server" 'Waiting for client' 30 || { stop_bg "perftest-$key-server" 5; return 1; }
+  run_step "perftest-$key" 60 "$tool" -d rxe1 -R -F -s 4096 -D 4 -p 18515 --source_ip "$LAB_HOST_ADDR" \
+    "$LAB_TARGET_ADDR" > /dev/null
+  wait_for "! bg_alive perftest-$key-server" 30 "perftest server exits" || stop_bg "perftest-$key-server" 5
+  # "#bytes #iterations BW peak[MB/sec] BW average[MB/sec] MsgRate[Mpps]"
+  line=$(awk '$1 == 4096 && NF >= 5 { print; exit }' "$LAB_LOGS/perftest-$key.log")
+  [ -n "$line" ] || return 1
+  lab_result "link_${key}_mbps" "$(echo "$line" | awk '{ print $4 }')"
+  lab_result "link_${key}_msgs" "$(echo "$line" | awk '{ printf "%.0f", $5 * 1e6 }')"
+}
+
+# --- both targets up -----------------------------------------------------------------------------------------
+
+nullblk_create 1 || lab_die "null_blk"
+ktarget_subsys "$KNQN" /dev/nullb0 || lab_die "nvmet subsystem"
+ktarget_port 1 "$LAB_TARGET_ADDR" "$KPORT" "$KNQN" || lab_die "nvmet port"
+
+cat > "$CFG" <<YAML
+subsystems:
+  - nqn: $DNQN
+    allow_any_host: true
+    namespaces:
+      - nsid: 1
+        ram_size: ${SIZE_MB}MiB
+ports:
+  - id: 1
+    traddr: $LAB_TARGET_ADDR
+    trsvcid: $DPORT
+    subsystems: [$DNQN]
+logging:
+  format: plain
+YAML
+cp "$CFG" "$LAB_LOGS/perf-daemon.yaml"
+B=${NVMF_BUILD_DIR:-target}
+JAR=$(ls "$LAB_REPO/target-daemon/$B"/target-daemon-*.jar 2>/dev/null | head -n1)
+if [ -n "$JAR" ] && [ -d "$LAB_REPO/target-daemon/$B/lib" ] && \
+   "$LAB_JAVA_HOME/bin/jar" tf "$JAR" 2>/dev/null | grep -q 'dev/nvmf/target/daemon/DaemonRuntime.class'; then
+  lab_result launcher bin/nvmf-target
+  start_bg daemon env NVMF_BUILD_DIR="$B" NVMF_JAVA_HOME="$LAB_JAVA_HOME" NVMF_JAVA_OPTS="-XX:-UsePerfData" \
+    "$LAB_REPO/bin/nvmf-target" serve --config "$CFG"
+else
+  lab_result launcher classpath
+  lab_java_check || lab_die "no java"
+  start_bg daemon "$LAB_JAVA_HOME/bin/java" --enable-native-access=ALL-UNNAMED -XX:-UsePerfData \
+    -cp "$LAB_CLASSPATH" dev.nvmf.target.cli.Main serve --config "$CFG"
+fi
+wait_for_log daemon 'listening on rdma' 180 || lab_die "the daemon did not start listening"
+# The java process: start_bg's pid once env and the launcher have exec'd (a child of it otherwise).
+DPID=$(bg_pid daemon)
+if [ "$(cat "/proc/$DPID/comm" 2>/dev/null)" != java ]; then
+  for s in /proc/[0-9]*/stat; do
+    set -- $(sed 's/^\([0-9]*\) (\(.*\)) \(.\) \([0-9]*\).*/\1 \2 \4/' "$s" 2>/dev/null)
+    [ "${3:-}" = "$DPID" ] && [ "${2:-}" = java ] && { DPID=$1; break; }
+  done
+fi
+[ "$(cat "/proc/$DPID/comm" 2>/dev/null)" = java ] || lab_die "cannot find the daemon's java process"
+lab_result daemon_pid "$DPID"
+
+nvme_connect_rdma "$KNQN" "$LAB_TARGET_ADDR" "$KPORT" || lab_die "nvme connect (kernel target)"
+KDEV=$(nvme_ns_dev_for "$KNQN" 60) || lab_die "no namespace device for $KNQN"
+nvme_connect_rdma "$DNQN" "$LAB_TARGET_ADDR" "$DPORT" || lab_die "nvme connect (daemon)"
+DDEV=$(nvme_ns_dev_for "$DNQN" 60) || lab_die "no namespace device for $DNQN"
+lab_result kernel_dev "$KDEV"
+lab_result daemon_dev "$DDEV"
+lab_result kernel_ctrl_address "$(cat "/sys/class/nvme/$(nvme_ctrl_for "$KNQN")/address")"
+lab_result daemon_ctrl_address "$(cat "/sys/class/nvme/$(nvme_ctrl_for "$DNQN")/address")"
+
+# Warm-up (not reported): the daemon's JIT compiles its I/O path, null_blk and both targets' pools fill.
+for t in kernel daemon; do
+  dev=$KDEV; [ $t = daemon ] && dev=$DDEV
+  fio_run "fio-$t-warmup" "$((WARMUP * 6 + 90))" --filename="$dev" --ioengine=libaio --direct=1 --rw=randrw \
+    --bs=4k --iodepth=32 --time_based --runtime="$WARMUP" --size="${SIZE_MB}M" --norandommap || lab_die "warm-up on $t"
+  [ "$FIO_ERROR" = 0 ] || lab_die "warm-up on $t: fio error $FIO_ERROR"
+done
+
+# --- the measured jobs, alternating targets ------------------------------------------------------------------
+
+T0=$(cut -d' ' -f1 /proc/uptime)
+for job in $JOBS; do
+  run_job kernel "$job" "$KDEV" || lab_die "kernel target: $job"
+  run_job daemon "$job" "$DDEV" "$DPID" || lab_die "daemon: $job"
+done
+lab_result jobs_s "$(lab_elapsed "$T0")"
+lab_result jobs_ok 1
+
+lab_collect_logs
+nvme_disconnect "$KNQN" || lab_die "nvme disconnect (kernel target)"
+nvme_disconnect "$DNQN" || lab_die "nvme disconnect (daemon)"
+stop_bg daemon 60
+RC=$?
+lab_result daemon_exit "$RC"
+ktarget_teardown
+
+if [ "${PERF_PERFTEST:-1}" != 0 ]; then
+  link_ceiling ib_write_bw write4k || lab_log "perftest ib_write_bw gave no result (see logs/perftest-write4k.log)"
+  link_ceiling ib_read_bw read4k || lab_log "perftest ib_read_bw gave no result (see logs/perftest-read4k.log)"
+fi
+
+# --- the table -----------------------------------------------------------------------------------------------
+
+R=$LAB_OUT/results.properties
+val() { awk -F= -v k="$1" '$1 == k { v = $2 } END { print (v == "" ? "-" : v) }' "$R"; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a + 0 > 0 && b + 0 > 0) printf "%.2f", a / b; else print "-" }'; }
+{
+  echo "# perf-compare: kernel nvmet-rdma (null_blk) vs nvmf-target daemon (RAM), one boot, same rxe link"
+  echo
+  echo "TCG emulation, guest $(nproc) vCPUs, kernel $(uname -r); ${RUNTIME} s per job; numbers are ~1000x below"
+  echo "hardware: compare the two columns (ratio = daemon / kernel), never the absolute values."
+  echo
+  echo "| job | metric | kernel | daemon | daemon/kernel |"
+  echo "|---|---|---|---|---|"
+  for job in $JOBS; do
+    m=iops; [ "$job" = seqread128k_qd8 ] && m=mbps
+    k=$(val "kernel_${job}_$m"); d=$(val "daemon_${job}_$m")
+    echo "| $job | $m | $k | $d | $(ratio "$d" "$k") |"
+    if [ "$job" = randread4k_qd1 ]; then
+      for l in clat_mean_us clat_p50_us clat_p99_us; do
+        k=$(val "kernel_${job}_$l"); d=$(val "daemon_${job}_$l")
+        echo "| $job | $l | $k | $d | $(ratio "$d" "$k") |"
+      done
+    fi
+    k=$(val "kernel_${job}_guest_cpu_us_per_io"); d=$(val "daemon_${job}_guest_cpu_us_per_io")
+    echo "| $job | guest CPU us/IO (all) | $k | $d | $(ratio "$d" "$k") |"
+    echo "| $job | target process CPU us/IO | n/a (kworkers) | $(val "daemon_${job}_proc_cpu_us_per_io") | |"
+    echo "| $job | poller threads CPU us/IO | n/a | $(val "daemon_${job}_poller_cpu_us_per_io") | |"
+  done
+  echo
+  echo "Link ceiling (perftest, 4 KiB, rdma_cm): RDMA WRITE $(val link_write4k_msgs) msg/s ($(val link_write4k_mbps) MB/s),"
+  echo "RDMA READ $(val link_read4k_msgs) msg/s ($(val link_read4k_mbps) MB/s)."
+} > "$TABLE"
+cat "$TABLE"
+[ "$RC" = 0 ] || lab_die "daemon exit status $RC after SIGTERM"
+echo "perf-compare: PASS"

@@ -1,0 +1,48 @@
+package dev.nvmf.tests.lab;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Map;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The kernel target (nvmet-rdma on null_blk) and our daemon (RAM namespace) side by side in one lab boot, the same
+ * fio jobs over the same Soft-RoCE link (tests/lab/scenarios/perf-compare.sh). Speed is measured and printed,
+ * never asserted (TCG emulation: only the ratio within one boot means anything). What is asserted: every job ran
+ * on both targets, did I/O, and finished with fio error 0; both hosts' controllers crossed the veth pair.
+ */
+@Tag("lab")
+class PerfCompareLabTest {
+    static final String[] JOBS = {"randread4k_qd32", "randwrite4k_qd32", "randread4k_qd1", "seqread128k_qd8"};
+
+    @Test
+    void kernelTargetAndDaemonSideBySide() throws IOException {
+        LabRun r = LabVm.run("perf-compare.sh",
+                Map.of("NVMF_BUILD_DIR", DaemonServeLabTest.buildDir(), "PERF_RUNTIME", "8", "PERF_WARMUP", "6"),
+                Duration.ofMinutes(9));
+        Map<String, String> res = r.results();
+        assertEquals("1", res.get("jobs_ok"), r::describe);
+        for (String target : new String[] {"kernel", "daemon"}) {
+            assertTrue(res.getOrDefault(target + "_ctrl_address", "").contains("host_traddr=10.77.0.2"),
+                    () -> target + " controller not on rxe1\n" + r.describe());
+            for (String job : JOBS) {
+                String key = target + "_" + job;
+                assertEquals("0", res.get(key + "_err"), () -> key + " fio error\n" + r.describe());
+                long ios = Long.parseLong(res.getOrDefault(key + "_ios", "0"));
+                assertTrue(ios > 0, () -> key + " did no I/O\n" + r.describe());
+            }
+        }
+        assertEquals("0", res.get("daemon_exit"), () -> "daemon exit status after SIGTERM\n" + r.describe());
+        Path table = r.outDir().resolve("perf-table.md");
+        System.out.println(Files.exists(table) ? Files.readString(table) : "(no perf-table.md)\n" + res);
+        System.out.printf("perf-compare: boot %s s, scenario %s s (jobs %s s), VM wall %s s; results in %s%n",
+                res.get("guest_boot_s"), res.get("scenario_s"), res.get("jobs_s"), res.get("host_vm_wall_s"),
+                r.outDir());
+    }
+}
