@@ -28,6 +28,14 @@ public interface CommandQueue {
     void abortHeld();
 
     /**
+     * The transport lost this queue to an error other than a flush (an error work completion, a failed post):
+     * that is fatal for the whole controller (nvmf-rdma.md section 5): CSTS.CFS is set and every queue of the
+     * controller is disconnected, so the host sees the failure and recovers through a reset. A queue not yet
+     * bound to a controller only goes away. Any thread; idempotent.
+     */
+    void transportFailed(String reason);
+
+    /**
      * The transport drained the queue and will never call or expect anything for it again: detach it from its
      * controller (losing the admin queue ends the controller). Any thread.
      */

@@ -136,6 +136,14 @@ public final class NvmeQueue implements CommandQueue {
     }
 
     @Override
+    public void transportFailed(String reason) {
+        Controller c = controller;
+        if (c != null && !closed) {
+            c.fatal("qid " + qid + ": " + reason);
+        }
+    }
+
+    @Override
     public void close() {
         Controller c;
         synchronized (this) {

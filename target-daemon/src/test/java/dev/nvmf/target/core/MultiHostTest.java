@@ -96,6 +96,26 @@ class MultiHostTest extends CoreFixture {
     }
 
     @Test
+    void aTransportFailureOnOneQueueIsFatalForItsControllerOnly() {
+        TestHost a = host(HOST1).connectAndEnable(SUBNQN);
+        TestHost.Queue io1 = a.connectIo(1, 128);
+        TestHost.Queue io2 = a.connectIo(2, 128);
+        TestHost b = host(HOST2).connectAndEnable(SUBNQN);
+        TestHost.Queue bio = b.connectIo(1, 128);
+
+        io1.queue.transportFailed("RDMA_WRITE completion REM_ACCESS_ERR");
+
+        assertEquals(Properties.CSTS_CFS, a.admin.submit(Cmd.propertyGet(Properties.CSTS, false)).dw0()
+                & Properties.CSTS_CFS, "controller fatal status");
+        assertEquals(1, a.admin.transport.disconnectCount(), "admin queue torn down");
+        assertEquals(1, io2.transport.disconnectCount(), "sibling I/O queue torn down");
+        assertEquals(0, b.admin.transport.disconnectCount(), "another host's controller is untouched");
+        assertEquals(0, bio.transport.disconnectCount());
+        assertEquals(0, b.admin.submit(Cmd.propertyGet(Properties.CSTS, false)).dw0() & Properties.CSTS_CFS);
+        assertEquals(0, bio.submit(Cmd.read(1, 0, 1, 512)).status(), "B's I/O still works");
+    }
+
+    @Test
     void keepAliveTimeoutZeroDisablesItForIoControllersButDiscoveryDefaultsTo120s() {
         TestHost a = host(HOST1);
         a.connectAdmin(SUBNQN, 0);

@@ -221,7 +221,11 @@ class RdmaQueueScenariosTest {
             assertEquals(1, t.transport.metrics().errorCompletions(WcStatus.RETRY_EXC_ERR));
             assertEquals(QueueState.CLOSED, qa.state());
             assertTrue(t.core.queue(0).closed);
+            assertTrue(t.core.queue(0).transportFailure != null
+                    && t.core.queue(0).transportFailure.endsWith("completion RETRY_EXC_ERR"),
+                    "the core hears of the failure (controller fatal): " + t.core.queue(0).transportFailure);
             assertFalse(t.core.queue(1).closed);
+            assertEquals(null, t.core.queue(1).transportFailure);
             // The other queue still works.
             t.core.deferred = false;
             b.capsule(FakeCore.OP_FLUSH, 9, 0);

@@ -267,7 +267,10 @@ public final class RdmaQueue implements QueueTransport {
             LOG.log(System.Logger.Level.WARNING, "queue {0} qid {1} from {2}: {3} completed with {4}; closing queue",
                     slot, qid, peer, what, WcStatus.name(status));
         }
-        startDrain(what + " completion " + WcStatus.name(status), true);
+        String reason = what + " completion " + WcStatus.name(status);
+        startDrain(reason, true);
+        // Fatal for the controller too, not only this queue (nvmf-rdma.md section 5): CSTS.CFS tells the host.
+        if (commandQueue != null) commandQueue.transportFailed(reason);
     }
 
     // ------------------------------------------------------------------------------------------------------------

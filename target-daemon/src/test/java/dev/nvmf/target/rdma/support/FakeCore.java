@@ -76,6 +76,8 @@ public final class FakeCore implements QueueAcceptor {
         public volatile int completed;
         public volatile boolean aborted;
         public volatile boolean closed;
+        /** The reason the transport gave in transportFailed, or null. */
+        public volatile String transportFailure;
         public volatile int lastTransportStatus;
         private final ArrayDeque<NvmeRequest> held = new ArrayDeque<>();
         private int sqhd;
@@ -152,6 +154,11 @@ public final class FakeCore implements QueueAcceptor {
                 if (r == null) return;
                 finish(r, SC_ABORTED_SQ_DELETION);
             }
+        }
+
+        @Override
+        public void transportFailed(String reason) {
+            transportFailure = reason;
         }
 
         @Override
