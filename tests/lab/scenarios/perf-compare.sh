@@ -42,83 +42,105 @@ mkdir -p "$LAB_RUN" "$LAB_LOGS"
 JOB_LIMIT=$((RUNTIME * 6 + 90))    # fio's own bound: start-up under emulation is slow, a hang is not waited out
 
 # --- CPU accounting ------------------------------------------------------------------------------------------
+# Every helper between the jobs uses shell builtins only and sets a variable instead of printing: under TCG a
+# fork+exec costs a good part of a second, and a few dozen of them per job used to add minutes to the run.
 
-# Busy jiffies of the whole guest: user nice system irq softirq steal (not idle, not iowait).
-guest_busy() { awk '$1 == "cpu" { print $2 + $3 + $4 + $7 + $8 + $9; exit }' /proc/stat; }
-# utime+stime of a process (all its threads), in jiffies. The comm field may hold spaces: cut after ") ".
-proc_cpu() { sed 's/^.*) //' "/proc/$1/stat" 2>/dev/null | awk '{ print $12 + $13 }'; }
-# utime+stime of the threads of process $1 whose name starts with $2 (thread names are cut to 15 characters).
+# G: busy jiffies of the whole guest: user nice system irq softirq steal (not idle, not iowait).
+guest_busy() { local -a a; read -r -a a < /proc/stat; G=$((a[1] + a[2] + a[3] + a[6] + a[7] + a[8])); }
+# P: utime+stime of process $1 (all its threads), in jiffies. The comm field may hold spaces: cut after ") ".
+stat_cpu() { local s; local -a f; read -r s < "$1" 2>/dev/null || { P=0; return 1; }; s=${s##*) }
+  read -r -a f <<< "$s"; P=$((f[11] + f[12])); }
+proc_cpu() { stat_cpu "/proc/$1/stat"; }
+# Q: utime+stime of the threads of process $1 whose name starts with $2 (names are cut to 15 characters).
 threads_cpu() {
-  local t s=0 v
+  local t c; Q=0
   for t in /proc/"$1"/task/*; do
-    case "$(cat "$t/comm" 2>/dev/null)" in "$2"*) v=$(sed 's/^.*) //' "$t/stat" 2>/dev/null | awk '{ print $12 + $13 }')
-      s=$((s + ${v:-0})) ;; esac
+    read -r c < "$t/comm" 2>/dev/null || continue
+    [[ $c == "$2"* ]] && stat_cpu "$t/stat" && Q=$((Q + P))
   done
-  echo "$s"
 }
-# microseconds of CPU per I/O from a jiffies delta and an I/O count
-us_per_io() { awk -v j="$1" -v n="$2" -v hz="$HZ" 'BEGIN { if (n > 0) printf "%.1f", j * 1e6 / hz / n; else print "n/a" }'; }
+# THREADS_<n>: CPU jiffies of process $1's threads grouped by name without its number ("GC Thread#1" -> "GC
+# Thread"), into the associative array named $2.
+thread_groups() {
+  local t c; local -n acc=$2
+  for t in /proc/"$1"/task/*; do
+    read -r c < "$t/comm" 2>/dev/null || continue
+    c=${c%%#*}; while [[ $c == *[0-9] ]]; do c=${c%?}; done; c=${c%-}
+    stat_cpu "$t/stat" && acc[$c]=$(( ${acc[$c]:-0} + P ))
+  done
+}
+# U: microseconds of CPU per I/O (one decimal) from jiffies $1 and I/O count $2
+us_per_io() { local x; if [ "$2" -gt 0 ]; then x=$(( $1 * 10000000 / HZ / $2 )); U="$((x / 10)).$((x % 10))"; else U=n/a; fi; }
 
 # --- fio -----------------------------------------------------------------------------------------------------
 
-terse() { grep -m1 '^3;fio-' "$LAB_LOGS/$1.log" | cut -d';' -f"$2"; }
-# percentile P (e.g. 50.000000) of the clat distribution in terse fields F (read 18-37, write 59-78), in us
-terse_pct() { terse "$1" "$2" | tr ';' '\n' | awk -F= -v p="$3%" '$1 == p { print $2; exit }'; }
+# F: the fields of fio's terse line (F[0] = field 1) in log $1
+terse_fields() { local l; F=(); while IFS= read -r l; do [[ $l == "3;fio-"* ]] && { IFS=';' read -r -a F <<< "$l"; return 0; }; done < "$1"; return 1; }
+# V: percentile $2 (e.g. 50.000000) among F[$1 .. $1+19] (clat percentiles, "P%=usec")
+terse_pct() { local i; V=-; for ((i = $1; i < $1 + 20; i++)); do [[ ${F[i]} == "$2%="* ]] && { V=${F[i]#*=}; return; }; done; }
 
 JOBS="randread4k_qd32 randwrite4k_qd32 randread4k_qd1 seqread128k_qd8"
 job_opts() {
   case $1 in
-    randread4k_qd32)  echo "--rw=randread --bs=4k --iodepth=32" ;;
-    randwrite4k_qd32) echo "--rw=randwrite --bs=4k --iodepth=32" ;;
-    randread4k_qd1)   echo "--rw=randread --bs=4k --iodepth=1" ;;
-    seqread128k_qd8)  echo "--rw=read --bs=128k --iodepth=8" ;;
+    randread4k_qd32)  OPTS=(--rw=randread --bs=4k --iodepth=32); BS=4096 ;;
+    randwrite4k_qd32) OPTS=(--rw=randwrite --bs=4k --iodepth=32); BS=4096 ;;
+    randread4k_qd1)   OPTS=(--rw=randread --bs=4k --iodepth=1); BS=4096 ;;
+    seqread128k_qd8)  OPTS=(--rw=read --bs=128k --iodepth=8); BS=131072 ;;
   esac
 }
-job_bs() { case $1 in seqread128k*) echo 131072 ;; *) echo 4096 ;; esac; }
-job_is_write() { case $1 in *write*) return 0 ;; *) return 1 ;; esac; }
 
 # run_job TARGET JOB DEV [PID]: one measured fio job; records its numbers and CPU deltas.
 run_job() {
-  local tgt=$1 job=$2 dev=$3 pid=${4:-} name="fio-$1-$2" g0 g1 p0 p1 q0 q1 kb ios err bs
-  # shellcheck disable=SC2046
-  g0=$(guest_busy); [ -n "$pid" ] && { p0=$(proc_cpu "$pid"); q0=$(threads_cpu "$pid" nvmf-rdma-poll); }
-  fio_run "$name" "$JOB_LIMIT" --filename="$dev" --ioengine=libaio --direct=1 $(job_opts "$job") \
-    --time_based --runtime="$RUNTIME" --size="${SIZE_MB}M" --norandommap --randrepeat=0 --group_reporting
+  local tgt=$1 job=$2 dev=$3 pid=${4:-} name="fio-$1-$2" g0 p0=0 q0=0 kb iops ios err k=${1}_$2 out
+  job_opts "$job"
+  guest_busy; g0=$G
+  if [ -n "$pid" ]; then proc_cpu "$pid"; p0=$P; threads_cpu "$pid" nvmf-rdma-poll; q0=$Q; fi
+  run_step "$name" "$JOB_LIMIT" fio --name="$name" --output-format=terse,normal --filename="$dev" \
+    --ioengine=libaio --direct=1 "${OPTS[@]}" --time_based --runtime="$RUNTIME" --size="${SIZE_MB}M" \
+    --norandommap --randrepeat=0 --group_reporting > /dev/null
   local rc=$?
-  g1=$(guest_busy); [ -n "$pid" ] && { p1=$(proc_cpu "$pid"); q1=$(threads_cpu "$pid" nvmf-rdma-poll); }
+  guest_busy
+  if [ -n "$pid" ]; then proc_cpu "$pid"; threads_cpu "$pid" nvmf-rdma-poll; fi
   [ $rc = 0 ] || { lab_log "fio $name exit $rc"; return 1; }
-  bs=$(job_bs "$job")
-  err=$(terse "$name" 5)
-  if job_is_write "$job"; then
-    kb=$(terse "$name" 47); lab_result "${tgt}_${job}_iops" "$(terse "$name" 49)"
-  else
-    kb=$(terse "$name" 6); lab_result "${tgt}_${job}_iops" "$(terse "$name" 8)"
-  fi
-  ios=$((kb * 1024 / bs))
-  lab_result "${tgt}_${job}_ios" "$ios"
-  lab_result "${tgt}_${job}_err" "$err"
-  lab_result "${tgt}_${job}_mbps" "$(awk -v kb="$kb" -v t="$RUNTIME" 'BEGIN { printf "%.2f", kb / 1024 / t }')"
+  terse_fields "$LAB_LOGS/$name.log" || { lab_log "fio $name: no terse line"; return 1; }
+  err=${F[4]}
+  case $job in *write*) kb=${F[46]}; iops=${F[48]} ;; *) kb=${F[5]}; iops=${F[7]} ;; esac
+  ios=$((kb * 1024 / BS))
+  out="${k}_iops=$iops
+${k}_ios=$ios
+${k}_err=$err
+${k}_mbps=$(printf '%d.%02d' $((kb / 1024 / RUNTIME)) $(( (kb * 100 / 1024 / RUNTIME) % 100 )))"
   if [ "$job" = randread4k_qd1 ]; then
-    lab_result "${tgt}_${job}_clat_mean_us" "$(terse "$name" 16)"
-    lab_result "${tgt}_${job}_clat_p50_us" "$(terse_pct "$name" 18-37 50.000000)"
-    lab_result "${tgt}_${job}_clat_p99_us" "$(terse_pct "$name" 18-37 99.000000)"
+    terse_pct 17 50.000000; local p50=$V; terse_pct 17 99.000000
+    out="$out
+${k}_clat_mean_us=${F[15]%%.*}
+${k}_clat_p50_us=$p50
+${k}_clat_p99_us=$V"
   fi
-  lab_result "${tgt}_${job}_guest_cpu_us_per_io" "$(us_per_io $((g1 - g0)) "$ios")"
+  us_per_io $((G - g0)) "$ios"; out="$out
+${k}_guest_cpu_us_per_io=$U"
   if [ -n "$pid" ]; then
-    lab_result "${tgt}_${job}_proc_cpu_us_per_io" "$(us_per_io $((p1 - p0)) "$ios")"
-    lab_result "${tgt}_${job}_poller_cpu_us_per_io" "$(us_per_io $((q1 - q0)) "$ios")"
+    us_per_io $((P - p0)) "$ios"; out="$out
+${k}_proc_cpu_us_per_io=$U"
+    us_per_io $((Q - q0)) "$ios"; out="$out
+${k}_poller_cpu_us_per_io=$U"
   fi
+  echo "$out" >> "$LAB_OUT/results.properties"
+  echo "$out" > "$LAB_LOGS/$name.results"
+  lab_log "$name: ${iops} IOPS, ${ios} I/Os, error $err"
   [ "$err" = 0 ] || { lab_log "fio $name reported error $err"; return 1; }
   [ "$ios" -gt 0 ] || { lab_log "fio $name did no I/O"; return 1; }
 }
 
 # --- the link's own ceiling (perftest over rdma_cm) ----------------------------------------------------------
 
-# link_ceiling TOOL KEY: a 4 KiB bandwidth test for 4 s, server on rxe0, client from 10.77.0.2 (rxe1).
+# link_ceiling TOOL KEY: a 4 KiB bandwidth test for 4 s, server on rxe0, client from 10.77.0.2 (rxe1). The server
+# says nothing until a client came (its stdout is a file: buffered), so readiness is its listening cm_id.
 link_ceiling() {
   local tool=$1 key=$2 line
   start_bg "perftest-$key-server" "$tool" -d rxe0 -R -F -s 4096 -D 4 -p 18515
-  wait_for_log "perftest-$key-server" 'Waiting for client' 30 || { stop_bg "perftest-$key-server" 5; return 1; }
+  wait_for "rdma resource show cm_id | grep -q 'LISTEN.*:18515'" 30 "perftest server listening" \
+    || { stop_bg "perftest-$key-server" 5; return 1; }
   run_step "perftest-$key" 60 "$tool" -d rxe1 -R -F -s 4096 -D 4 -p 18515 --source_ip "$LAB_HOST_ADDR" \
     "$LAB_TARGET_ADDR" > /dev/null
   wait_for "! bg_alive perftest-$key-server" 30 "perftest server exits" || stop_bg "perftest-$key-server" 5
@@ -129,11 +151,7 @@ link_ceiling() {
   lab_result "link_${key}_msgs" "$(echo "$line" | awk '{ printf "%.0f", $5 * 1e6 }')"
 }
 
-# --- both targets up -----------------------------------------------------------------------------------------
-
-nullblk_create 1 || lab_die "null_blk"
-ktarget_subsys "$KNQN" /dev/nullb0 || lab_die "nvmet subsystem"
-ktarget_port 1 "$LAB_TARGET_ADDR" "$KPORT" "$KNQN" || lab_die "nvmet port"
+# --- both targets up: the daemon's JVM starts while the kernel target is set up and warmed ---------------------
 
 cat > "$CFG" <<YAML
 subsystems:
@@ -164,6 +182,22 @@ else
   start_bg daemon "$LAB_JAVA_HOME/bin/java" --enable-native-access=ALL-UNNAMED -XX:-UsePerfData \
     -cp "$LAB_CLASSPATH" dev.nvmf.target.cli.Main serve --config "$CFG"
 fi
+
+nullblk_create 1 || lab_die "null_blk"
+ktarget_subsys "$KNQN" /dev/nullb0 || lab_die "nvmet subsystem"
+ktarget_port 1 "$LAB_TARGET_ADDR" "$KPORT" "$KNQN" || lab_die "nvmet port"
+nvme_connect_rdma "$KNQN" "$LAB_TARGET_ADDR" "$KPORT" || lab_die "nvme connect (kernel target)"
+KDEV=$(nvme_ns_dev_for "$KNQN" 60) || lab_die "no namespace device for $KNQN"
+
+# warm_up TARGET DEV: fio randrw (not reported): JIT compiles the daemon's I/O path; pools and caches fill.
+warm_up() {
+  fio_run "fio-$1-warmup" "$((WARMUP * 6 + 90))" --filename="$2" --ioengine=libaio --direct=1 --rw=randrw \
+    --bs=4k --iodepth=32 --time_based --runtime="$WARMUP" --size="${SIZE_MB}M" --norandommap > /dev/null \
+    || lab_die "warm-up on $1"
+  [ "$FIO_ERROR" = 0 ] || lab_die "warm-up on $1: fio error $FIO_ERROR"
+}
+warm_up kernel "$KDEV"
+
 wait_for_log daemon 'listening on rdma' 180 || lab_die "the daemon did not start listening"
 # The java process: start_bg's pid once env and the launcher have exec'd (a child of it otherwise).
 DPID=$(bg_pid daemon)
@@ -175,32 +209,27 @@ if [ "$(cat "/proc/$DPID/comm" 2>/dev/null)" != java ]; then
 fi
 [ "$(cat "/proc/$DPID/comm" 2>/dev/null)" = java ] || lab_die "cannot find the daemon's java process"
 lab_result daemon_pid "$DPID"
-
-nvme_connect_rdma "$KNQN" "$LAB_TARGET_ADDR" "$KPORT" || lab_die "nvme connect (kernel target)"
-KDEV=$(nvme_ns_dev_for "$KNQN" 60) || lab_die "no namespace device for $KNQN"
 nvme_connect_rdma "$DNQN" "$LAB_TARGET_ADDR" "$DPORT" || lab_die "nvme connect (daemon)"
 DDEV=$(nvme_ns_dev_for "$DNQN" 60) || lab_die "no namespace device for $DNQN"
+warm_up daemon "$DDEV"
 lab_result kernel_dev "$KDEV"
 lab_result daemon_dev "$DDEV"
 lab_result kernel_ctrl_address "$(cat "/sys/class/nvme/$(nvme_ctrl_for "$KNQN")/address")"
 lab_result daemon_ctrl_address "$(cat "/sys/class/nvme/$(nvme_ctrl_for "$DNQN")/address")"
 
-# Warm-up (not reported): the daemon's JIT compiles its I/O path, null_blk and both targets' pools fill.
-for t in kernel daemon; do
-  dev=$KDEV; [ $t = daemon ] && dev=$DDEV
-  fio_run "fio-$t-warmup" "$((WARMUP * 6 + 90))" --filename="$dev" --ioengine=libaio --direct=1 --rw=randrw \
-    --bs=4k --iodepth=32 --time_based --runtime="$WARMUP" --size="${SIZE_MB}M" --norandommap || lab_die "warm-up on $t"
-  [ "$FIO_ERROR" = 0 ] || lab_die "warm-up on $t: fio error $FIO_ERROR"
-done
-
 # --- the measured jobs, alternating targets ------------------------------------------------------------------
 
+declare -A TH0=() TH1=()
+thread_groups "$DPID" TH0
 T0=$(cut -d' ' -f1 /proc/uptime)
 for job in $JOBS; do
   run_job kernel "$job" "$KDEV" || lab_die "kernel target: $job"
   run_job daemon "$job" "$DDEV" "$DPID" || lab_die "daemon: $job"
 done
 lab_result jobs_s "$(lab_elapsed "$T0")"
+thread_groups "$DPID" TH1
+# Where the daemon's CPU went over all its measured jobs (and the idle gaps between them), by thread group.
+for n in "${!TH1[@]}"; do echo "$(( ${TH1[$n]} - ${TH0[$n]:-0} )) $n"; done | sort -rn > "$LAB_LOGS/daemon-threads-cpu.txt"
 lab_result jobs_ok 1
 
 lab_collect_logs
@@ -247,6 +276,11 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a + 0 > 0 && b + 0 > 0) printf "%
   echo
   echo "Link ceiling (perftest, 4 KiB, rdma_cm): RDMA WRITE $(val link_write4k_msgs) msg/s ($(val link_write4k_mbps) MB/s),"
   echo "RDMA READ $(val link_read4k_msgs) msg/s ($(val link_read4k_mbps) MB/s)."
+  echo
+  echo "Daemon CPU by thread group over the measured section (its jobs and the kernel's in between), top 6:"
+  awk '{ t += $1; n[NR] = $0 } END { for (i = 1; i <= 6 && i <= NR; i++) { split(n[i], f, " "); v = f[1];
+         sub(/^[0-9]+ /, "", n[i]); printf "%s%s %.0f%%", (i > 1 ? ", " : ""), n[i], t ? 100 * v / t : 0 } print "" }' \
+    "$LAB_LOGS/daemon-threads-cpu.txt"
 } > "$TABLE"
 cat "$TABLE"
 [ "$RC" = 0 ] || lab_die "daemon exit status $RC after SIGTERM"

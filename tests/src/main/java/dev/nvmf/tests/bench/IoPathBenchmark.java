@@ -1,0 +1,223 @@
+package dev.nvmf.tests.bench;
+
+import org.openjdk.jmh.annotations.AuxCounters;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OperationsPerInvocation;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+import org.openjdk.jmh.annotations.Warmup;
+import org.openjdk.jmh.infra.BenchmarkParams;
+
+import java.lang.management.ManagementFactory;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * CPU cost per I/O of the target's data path without a VM: {@link SoftBenchRig} (RDMA transport + NVMe core + RAM
+ * namespace on the soft verbs provider, manual mode) and a {@link BenchHost} keeping {@code qd} commands of 4 KiB
+ * in flight at random LBAs; every turn delivers the fabric, runs the poller's {@code doWork()} once, takes the
+ * responses and refills the queue. One thread does everything, so the time per I/O is the sum of
+ * <ul>
+ *   <li>the target: the poller's doWork (transport, core, RAM copy, metrics when {@code observer=metrics}), and the
+ *       soft provider's post/poll calls it makes (plain Java here; FFM downcalls into libibverbs in production);</li>
+ *   <li>the fabric: the soft provider moving bytes and generating completions (the NIC's job on hardware);</li>
+ *   <li>the host: building capsules and polling responses.</li>
+ * </ul>
+ * {@link #io} measures the whole loop (ns/op = ns per completed I/O; {@code -prof gc} gives bytes per I/O for the
+ * whole loop). {@link #ioBreakdown} runs the same loop with clocks and the thread's allocation counter around each
+ * part and reports them per I/O as auxiliary counters: {@code pollerNs}, {@code pollerBytes} (the target's own
+ * share), {@code fabricNs}, {@code hostNs}; its timers cost time of their own, so read its primary score as "with
+ * instrumentation".
+ *
+ * <p>Ops: {@code read} (keyed SGL: the target RDMA WRITEs the data), {@code write} (data in the capsule, as the Linux
+ * host sends writes up to the in-capsule size), {@code writeKeyed} (keyed SGL: the target RDMA READs the data).
+ */
+@State(Scope.Thread)
+@BenchmarkMode(Mode.AverageTime)
+@OutputTimeUnit(TimeUnit.NANOSECONDS)
+@Warmup(iterations = 3, time = 2)
+@Measurement(iterations = 5, time = 2)
+@Fork(value = 1, jvmArgsAppend = {"--enable-native-access=ALL-UNNAMED", "-Xms1g", "-Xmx1g"})
+public class IoPathBenchmark {
+    /** Completed I/Os one invocation waits for (JMH divides the time by it). */
+    static final int BATCH = 256;
+    static final int BYTES = 4096;
+    static final long NAMESPACE_BYTES = 64L << 20;
+
+    @Param({"read", "write", "writeKeyed"})
+    public String op;
+
+    /** Commands kept in flight. */
+    @Param({"32"})
+    public int qd;
+
+    /** {@code metrics}: completions recorded by the daemon's observer, as served; {@code none}: no observer. */
+    @Param({"metrics"})
+    public String observer;
+
+    private SoftBenchRig rig;
+    private BenchHost host;
+    private int kind;
+    private long goal;
+    private long rnd = 0x9E3779B97F4A7C15L;
+    private long blocks;
+
+    @Setup(Level.Trial)
+    public void setUp() throws Exception {
+        kind = switch (op) {
+            case "read" -> 0;
+            case "write" -> 1;
+            case "writeKeyed" -> 2;
+            default -> throw new IllegalArgumentException("op: read, write or writeKeyed, not " + op);
+        };
+        if (!observer.equals("metrics") && !observer.equals("none")) {
+            throw new IllegalArgumentException("observer: metrics or none, not " + observer);
+        }
+        // Queue of 128 entries like the Linux host's default I/O queue; qd of them used.
+        rig = new SoftBenchRig(NAMESPACE_BYTES, Math.max(128, qd + 1), BYTES, observer.equals("metrics"));
+        host = rig.io;
+        blocks = NAMESPACE_BYTES / SoftBenchRig.BLOCK;
+        for (int s = 0; s < qd; s++) {
+            host.data(s).fill((byte) s);
+            host.inCapsule(s).fill((byte) s);
+        }
+        refill();
+    }
+
+    @TearDown(Level.Trial)
+    public void tearDown() {
+        long failed = host.failed;
+        long sendErrors = host.sendErrors;
+        int last = host.lastFailedStatus;
+        rig.close();
+        if (failed != 0 || sendErrors != 0) {
+            throw new IllegalStateException(failed + " commands failed (last status 0x" + Integer.toHexString(last)
+                    + "), " + sendErrors + " sends failed: the numbers are not of a working I/O path");
+        }
+    }
+
+    private long nextLba() {
+        long x = rnd;
+        x ^= x << 13;
+        x ^= x >>> 7;
+        x ^= x << 17;
+        rnd = x;
+        return (x >>> 1) % blocks;
+    }
+
+    /** Sends a command on every free slot among the first {@code qd}. */
+    private void refill() {
+        for (int s = 0; s < qd; s++) {
+            if (host.busy(s)) continue;
+            long lba = nextLba();
+            int rc = switch (kind) {
+                case 0 -> host.read(s, SoftBenchRig.NSID, lba, 1, BYTES);
+                case 1 -> host.writeInCapsule(s, SoftBenchRig.NSID, lba, 1, BYTES);
+                default -> host.writeKeyed(s, SoftBenchRig.NSID, lba, 1, BYTES);
+            };
+            if (rc != 0) throw new IllegalStateException("host post_send: " + rc);
+        }
+    }
+
+    private void checkProgress(long turnsWithoutProgress) {
+        if (turnsWithoutProgress > 1_000_000) {
+            throw new IllegalStateException("no I/O completes (outstanding " + host.outstanding() + ", failed "
+                    + host.failed + ", send errors " + host.sendErrors + ")");
+        }
+    }
+
+    @Benchmark
+    @OperationsPerInvocation(BATCH)
+    public long io() {
+        goal += BATCH;
+        long idle = 0;
+        while (host.completed + host.failed < goal) {
+            if (rig.step() == 0) checkProgress(++idle);
+            refill();
+        }
+        return host.completed;
+    }
+
+    /**
+     * Per-I/O shares of the loop. JMH adds up an EVENTS counter over the measurement iterations, so each iteration
+     * publishes its average divided by the number of measurement iterations: the reported sum is the mean over
+     * them (the per-iteration lines JMH prints are scaled down accordingly).
+     */
+    @State(Scope.Thread)
+    @AuxCounters(AuxCounters.Type.EVENTS)
+    public static class Breakdown {
+        private static final com.sun.management.ThreadMXBean THREADS =
+                (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+        /** Nanoseconds per I/O in Poller.doWork (transport + core + backend + provider calls it makes). */
+        public double pollerNs;
+        /** Bytes allocated per I/O in Poller.doWork (the target's I/O path; 0 expected once warm). */
+        public double pollerBytes;
+        /** Nanoseconds per I/O in the soft fabric's deliverAll (data movement, completions: the NIC's job). */
+        public double fabricNs;
+        /** Nanoseconds per I/O in the benchmark host (responses, new capsules). */
+        public double hostNs;
+        long ios;
+        long poller;
+        long pollerAlloc;
+        long fabric;
+        long hostTime;
+        int iterations = 1;
+
+        @Setup(Level.Trial)
+        public void iterations(BenchmarkParams params) {
+            iterations = Math.max(1, params.getMeasurement().getCount());
+        }
+
+        @Setup(Level.Iteration)
+        public void reset() {
+            pollerNs = pollerBytes = fabricNs = hostNs = 0;
+            ios = poller = pollerAlloc = fabric = hostTime = 0;
+        }
+
+        void publish() {
+            if (ios == 0) return;
+            double per = (double) ios * iterations;
+            pollerNs = poller / per;
+            pollerBytes = pollerAlloc / per;
+            fabricNs = fabric / per;
+            hostNs = hostTime / per;
+        }
+    }
+
+    @Benchmark
+    @OperationsPerInvocation(BATCH)
+    public long ioBreakdown(Breakdown b) {
+        goal += BATCH;
+        long done0 = host.completed + host.failed;
+        long idle = 0;
+        com.sun.management.ThreadMXBean threads = Breakdown.THREADS;
+        while (host.completed + host.failed < goal) {
+            long t0 = System.nanoTime();
+            int w = rig.fabric.deliverAll();
+            long t1 = System.nanoTime();
+            long a1 = threads.getCurrentThreadAllocatedBytes();
+            w += rig.transport.poller(0).doWork();
+            long a2 = threads.getCurrentThreadAllocatedBytes();
+            long t2 = System.nanoTime();
+            w += host.poll();
+            refill();
+            long t3 = System.nanoTime();
+            b.fabric += t1 - t0;
+            b.poller += t2 - t1;
+            b.pollerAlloc += a2 - a1;
+            b.hostTime += t3 - t2;
+            if (w == 0) checkProgress(++idle);
+        }
+        b.ios += host.completed + host.failed - done0;
+        b.publish();
+        return host.completed;
+    }
+}

@@ -1,0 +1,154 @@
+package dev.nvmf.tests.bench;
+
+import dev.nvmf.target.backend.RamBackend;
+import dev.nvmf.target.config.ConfigLoader;
+import dev.nvmf.target.core.NvmeTarget;
+import dev.nvmf.target.core.TargetObserver;
+import dev.nvmf.target.core.subsystem.NamespaceConfig;
+import dev.nvmf.target.core.subsystem.Namespace;
+import dev.nvmf.target.core.subsystem.Port;
+import dev.nvmf.target.core.subsystem.Subsystem;
+import dev.nvmf.target.core.subsystem.SubsystemConfig;
+import dev.nvmf.target.daemon.DaemonRuntime;
+import dev.nvmf.target.metrics.TargetMetrics;
+import dev.nvmf.target.nvme.DiscoveryLog;
+import dev.nvmf.target.rdma.RdmaPortConfig;
+import dev.nvmf.target.rdma.RdmaTransport;
+import dev.nvmf.target.rdma.RdmaTransportConfig;
+import dev.nvmf.verbs.soft.SoftFabric;
+
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.List;
+import java.util.logging.Level;
+import java.util.logging.Logger;
+
+/**
+ * The target's I/O path without a VM: the RDMA transport, the NVMe core and a RAM namespace on the in-process soft
+ * verbs provider in manual mode, and one {@link BenchHost} I/O queue connected to it. Nothing runs on its own:
+ * {@link #step()} delivers what the fabric has in flight, runs the CM agent and the poller's {@code doWork()} once,
+ * and polls the host. All on the caller's thread, so a benchmark sees every cycle.
+ *
+ * <p>With {@code daemonMetrics} the core reports every completion to the daemon's own observer (latency histogram,
+ * bytes and error counters per namespace and opcode), as {@code nvmf-target serve} does. That observer is created
+ * only by {@link DaemonRuntime#start}, so it is taken from a throw-away runtime started on a separate automatic soft
+ * fabric (and stopped again) together with its namespace's pre-resolved meters.
+ */
+public final class SoftBenchRig implements AutoCloseable {
+    public static final String TARGET_IP = "10.0.0.1";
+    public static final String HOST_IP = "10.0.0.2";
+    public static final int PORT = 4420;
+    public static final String SUBNQN = "nqn.2024-01.dev.nvmf:bench";
+    public static final String HOSTNQN = "nqn.2014-08.org.nvmexpress:uuid:0b0e0c0a-0000-4000-8000-00000000be0c";
+    public static final int NSID = 1;
+    public static final int BLOCK = 4096;
+
+    /** The target's INFO lines (listening, namespace added, stopped) would land in the benchmark's output. */
+    private static final Logger QUIET = Logger.getLogger("dev.nvmf");
+
+    static {
+        QUIET.setLevel(Level.WARNING);
+    }
+
+    public final SoftFabric fabric = SoftFabric.manual();
+    public final NvmeTarget target = new NvmeTarget();
+    public final RamBackend ram;
+    public final RdmaTransport transport;
+    public final BenchHost admin;
+    public final BenchHost io;
+    private final Runnable pump = this::pumpOnce;
+
+    /**
+     * @param namespaceBytes size of the RAM namespace
+     * @param queueDepth     entries of the I/O queue (outstanding commands stay below it)
+     * @param maxIoBytes     largest transfer a command of the benchmark moves
+     * @param daemonMetrics  record completions as the daemon does (see the class comment)
+     */
+    public SoftBenchRig(long namespaceBytes, int queueDepth, int maxIoBytes, boolean daemonMetrics) throws Exception {
+        fabric.addDevice("t0", TARGET_IP);
+        fabric.addDevice("h0", HOST_IP);
+        target.addPort(new Port(1, DiscoveryLog.TRTYPE_RDMA, DiscoveryLog.ADRFAM_IPV4, TARGET_IP,
+                Integer.toString(PORT), 8192, 1024));
+        Subsystem sub = target.addSubsystem(SubsystemConfig.of(SUBNQN, "BENCH0001").withAllowAnyHost(true));
+        ram = new RamBackend(namespaceBytes);
+        Namespace ns = sub.addNamespace(NamespaceConfig.of(NSID, BLOCK), ram);
+        if (daemonMetrics) {
+            Object[] observerAndMeters = daemonObserver();
+            target.observer((TargetObserver) observerAndMeters[0]);
+            ns.attachment(observerAndMeters[1]);
+        }
+        target.exposeSubsystem(1, SUBNQN);
+        transport = new RdmaTransport(fabric, RdmaTransportConfig.of(List.of(RdmaPortConfig.of(1, TARGET_IP, PORT))),
+                target);
+        transport.open();
+        InetSocketAddress src = new InetSocketAddress(HOST_IP, 0);
+        InetSocketAddress dst = new InetSocketAddress(TARGET_IP, PORT);
+        admin = new BenchHost(fabric, 0, 32, 4096);
+        admin.rdmaConnect(src, dst, pump);
+        check(admin.nvmeConnect(SUBNQN, HOSTNQN, 0xFFFF, pump), "admin Connect");
+        int cntlid = admin.lastResult0 & 0xFFFF;
+        check(admin.enableController(pump), "Property Set CC.EN");
+        io = new BenchHost(fabric, 1, queueDepth, Math.max(maxIoBytes, 1024));
+        io.rdmaConnect(src, dst, pump);
+        check(io.nvmeConnect(SUBNQN, HOSTNQN, cntlid, pump), "I/O queue Connect");
+        io.completed = 0;
+    }
+
+    private static void check(int status, String what) {
+        if (status != 0) throw new IllegalStateException(what + ": status 0x" + Integer.toHexString(status));
+    }
+
+    /** The daemon's observer and the meters of a namespace (nsid 1) of a runtime started and stopped for it. */
+    private static Object[] daemonObserver() throws Exception {
+        SoftFabric side = SoftFabric.automatic();
+        side.addDevice("m0", "10.9.0.1");
+        TargetMetrics metrics = new TargetMetrics();
+        DaemonRuntime rt = new DaemonRuntime(DaemonRuntime.Options.of(side), metrics);
+        String yaml = """
+                subsystems:
+                  - nqn: %s
+                    allow_any_host: true
+                    namespaces:
+                      - nsid: %d
+                        ram_size: 1MiB
+                ports:
+                  - id: 1
+                    traddr: 10.9.0.1
+                    trsvcid: 4420
+                    subsystems: [%s]
+                metrics:
+                  enabled: false
+                """.formatted(SUBNQN, NSID, SUBNQN);
+        rt.start(ConfigLoader.parse(yaml, "bench", ConfigLoader.Options.NO_DEVICE_CHECK).config());
+        try {
+            return new Object[] {rt.target().observer(), rt.target().subsystem(SUBNQN).namespace(NSID).attachment()};
+        } finally {
+            rt.stop(Duration.ofSeconds(5));
+        }
+    }
+
+    private void pumpOnce() {
+        fabric.deliverAll();
+        transport.cm().doWork();
+        transport.poller(0).doWork();
+        admin.poll();
+        if (io != null) io.poll();
+    }
+
+    /** One turn: the fabric delivers, the CM agent and the poller run once, the I/O host polls. Returns work. */
+    public int step() {
+        int w = fabric.deliverAll();
+        w += transport.poller(0).doWork();
+        w += io.poll();
+        return w;
+    }
+
+    @Override
+    public void close() {
+        transport.stop(5000);
+        io.close();
+        admin.close();
+        fabric.deliverAll();
+        ram.close();
+    }
+}
