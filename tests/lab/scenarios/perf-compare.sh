@@ -14,17 +14,18 @@
 # CPU: for every job, the guest's busy CPU time (/proc/stat: everything but idle and iowait: fio, the host
 # driver, rxe's softirqs and the target together) per I/O, for both targets: comparable, but not the target's
 # own. For the daemon also its process CPU (utime+stime of /proc/PID/stat: pollers, CM thread, JIT, GC,
-# metrics) and its poller threads' alone. The kernel target's work runs in kworkers, softirq and interrupt
-# context shared with the host side: it cannot be attributed to the target, so there is no per-process figure.
+# metrics) and its poller threads' and JIT compiler threads' alone (logs/daemon-threads-cpu.txt: every group).
+# The kernel target's work runs in kworkers, softirq and interrupt context shared with the host side: it cannot
+# be attributed to the target, so there is no per-process figure for it.
 #
 # TCG emulation makes every number ~1000x slower than hardware: only ratios within this boot mean anything.
 #
-# Environment: PERF_RUNTIME (seconds per job, default 8), PERF_WARMUP (seconds of warm-up per target, default
-# 6), PERF_SIZE_MB (bytes range fio touches, default 256), PERF_PERFTEST (0 skips the link ceiling),
-# NVMF_BUILD_DIR (the Maven output folder bin/nvmf-target looks in; without a packaged jar the daemon's main
+# Environment: PERF_RUNTIME (seconds per job, default 8), PERF_WARMUP (seconds of warm-up of the kernel target,
+# default 6), PERF_DAEMON_WARMUP (of the daemon, default 15: its JIT compiles under emulation), PERF_SIZE_MB
+# (the range fio touches, default 256), PERF_PERFTEST (0 skips the link ceiling), NVMF_BUILD_DIR (the Maven output folder bin/nvmf-target looks in; without a packaged jar the daemon's main
 # class runs from LAB_CLASSPATH).
 # Results (results.properties): <target>_<job>_{iops,mbps,ios,err,clat_mean_us,clat_p50_us,clat_p99_us,
-# guest_cpu_us_per_io}, daemon_<job>_{proc_cpu_us_per_io,poller_cpu_us_per_io}, link_write4k_{mbps,msgs},
+# guest_cpu_us_per_io}, daemon_<job>_{proc,poller,jit}_cpu_us_per_io, link_write4k_{mbps,msgs},
 # link_read4k_{mbps,msgs}, jobs_ok; the table: perf-table.md in the results folder (and on stdout).
 . "$LAB_REPO/tests/lab/guest/lib.sh"
 set -u
@@ -34,6 +35,7 @@ KPORT=4420
 DPORT=4421
 RUNTIME=${PERF_RUNTIME:-8}
 WARMUP=${PERF_WARMUP:-6}
+DAEMON_WARMUP=${PERF_DAEMON_WARMUP:-15}
 SIZE_MB=${PERF_SIZE_MB:-256}
 CFG=$LAB_RUN/perf-daemon.yaml
 TABLE=$LAB_OUT/perf-table.md
@@ -91,16 +93,20 @@ job_opts() {
 
 # run_job TARGET JOB DEV [PID]: one measured fio job; records its numbers and CPU deltas.
 run_job() {
-  local tgt=$1 job=$2 dev=$3 pid=${4:-} name="fio-$1-$2" g0 p0=0 q0=0 kb iops ios err k=${1}_$2 out
+  local tgt=$1 job=$2 dev=$3 pid=${4:-} name="fio-$1-$2" g0 p0=0 p1=0 q0=0 q1=0 c0=0 c1=0 kb iops ios err k=${1}_$2 out
   job_opts "$job"
   guest_busy; g0=$G
-  if [ -n "$pid" ]; then proc_cpu "$pid"; p0=$P; threads_cpu "$pid" nvmf-rdma-poll; q0=$Q; fi
+  if [ -n "$pid" ]; then
+    proc_cpu "$pid"; p0=$P; threads_cpu "$pid" nvmf-rdma-poll; q0=$Q; threads_cpu "$pid" "C1 Compiler"; c0=$Q; threads_cpu "$pid" "C2 Compiler"; c0=$((c0 + Q))
+  fi
   run_step "$name" "$JOB_LIMIT" fio --name="$name" --output-format=terse,normal --filename="$dev" \
     --ioengine=libaio --direct=1 "${OPTS[@]}" --time_based --runtime="$RUNTIME" --size="${SIZE_MB}M" \
     --norandommap --randrepeat=0 --group_reporting > /dev/null
   local rc=$?
   guest_busy
-  if [ -n "$pid" ]; then proc_cpu "$pid"; threads_cpu "$pid" nvmf-rdma-poll; fi
+  if [ -n "$pid" ]; then
+    proc_cpu "$pid"; p1=$P; threads_cpu "$pid" nvmf-rdma-poll; q1=$Q; threads_cpu "$pid" "C1 Compiler"; c1=$Q; threads_cpu "$pid" "C2 Compiler"; c1=$((c1 + Q))
+  fi
   [ $rc = 0 ] || { lab_log "fio $name exit $rc"; return 1; }
   terse_fields "$LAB_LOGS/$name.log" || { lab_log "fio $name: no terse line"; return 1; }
   err=${F[4]}
@@ -120,10 +126,12 @@ ${k}_clat_p99_us=$V"
   us_per_io $((G - g0)) "$ios"; out="$out
 ${k}_guest_cpu_us_per_io=$U"
   if [ -n "$pid" ]; then
-    us_per_io $((P - p0)) "$ios"; out="$out
+    us_per_io $((p1 - p0)) "$ios"; out="$out
 ${k}_proc_cpu_us_per_io=$U"
-    us_per_io $((Q - q0)) "$ios"; out="$out
+    us_per_io $((q1 - q0)) "$ios"; out="$out
 ${k}_poller_cpu_us_per_io=$U"
+    us_per_io $((c1 - c0)) "$ios"; out="$out
+${k}_jit_cpu_us_per_io=$U"
   fi
   echo "$out" >> "$LAB_OUT/results.properties"
   echo "$out" > "$LAB_LOGS/$name.results"
@@ -171,8 +179,9 @@ YAML
 cp "$CFG" "$LAB_LOGS/perf-daemon.yaml"
 B=${NVMF_BUILD_DIR:-target}
 JAR=$(ls "$LAB_REPO/target-daemon/$B"/target-daemon-*.jar 2>/dev/null | head -n1)
+# (Entry names are stored uncompressed in a jar: grep finds them without starting a JVM, slow under TCG.)
 if [ -n "$JAR" ] && [ -d "$LAB_REPO/target-daemon/$B/lib" ] && \
-   "$LAB_JAVA_HOME/bin/jar" tf "$JAR" 2>/dev/null | grep -q 'dev/nvmf/target/daemon/DaemonRuntime.class'; then
+   grep -aq 'dev/nvmf/target/daemon/DaemonRuntime.class' "$JAR"; then
   lab_result launcher bin/nvmf-target
   start_bg daemon env NVMF_BUILD_DIR="$B" NVMF_JAVA_HOME="$LAB_JAVA_HOME" NVMF_JAVA_OPTS="-XX:-UsePerfData" \
     "$LAB_REPO/bin/nvmf-target" serve --config "$CFG"
@@ -191,12 +200,12 @@ KDEV=$(nvme_ns_dev_for "$KNQN" 60) || lab_die "no namespace device for $KNQN"
 
 # warm_up TARGET DEV: fio randrw (not reported): JIT compiles the daemon's I/O path; pools and caches fill.
 warm_up() {
-  fio_run "fio-$1-warmup" "$((WARMUP * 6 + 90))" --filename="$2" --ioengine=libaio --direct=1 --rw=randrw \
-    --bs=4k --iodepth=32 --time_based --runtime="$WARMUP" --size="${SIZE_MB}M" --norandommap > /dev/null \
+  fio_run "fio-$1-warmup" "$(($3 * 6 + 90))" --filename="$2" --ioengine=libaio --direct=1 --rw=randrw \
+    --bs=4k --iodepth=32 --time_based --runtime="$3" --size="${SIZE_MB}M" --norandommap > /dev/null \
     || lab_die "warm-up on $1"
   [ "$FIO_ERROR" = 0 ] || lab_die "warm-up on $1: fio error $FIO_ERROR"
 }
-warm_up kernel "$KDEV"
+warm_up kernel "$KDEV" "$WARMUP"
 
 wait_for_log daemon 'listening on rdma' 180 || lab_die "the daemon did not start listening"
 # The java process: start_bg's pid once env and the launcher have exec'd (a child of it otherwise).
@@ -211,7 +220,9 @@ fi
 lab_result daemon_pid "$DPID"
 nvme_connect_rdma "$DNQN" "$LAB_TARGET_ADDR" "$DPORT" || lab_die "nvme connect (daemon)"
 DDEV=$(nvme_ns_dev_for "$DNQN" 60) || lab_die "no namespace device for $DNQN"
-warm_up daemon "$DDEV"
+# The JVM's JIT compilers are slow under emulation: the daemon gets a longer warm-up (what remains of their work
+# shows as JIT CPU per I/O in the table).
+warm_up daemon "$DDEV" "$DAEMON_WARMUP"
 lab_result kernel_dev "$KDEV"
 lab_result daemon_dev "$DDEV"
 lab_result kernel_ctrl_address "$(cat "/sys/class/nvme/$(nvme_ctrl_for "$KNQN")/address")"
@@ -272,6 +283,7 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a + 0 > 0 && b + 0 > 0) printf "%
     echo "| $job | guest CPU us/IO (all) | $k | $d | $(ratio "$d" "$k") |"
     echo "| $job | target process CPU us/IO | n/a (kworkers) | $(val "daemon_${job}_proc_cpu_us_per_io") | |"
     echo "| $job | poller threads CPU us/IO | n/a | $(val "daemon_${job}_poller_cpu_us_per_io") | |"
+    echo "| $job | JIT compiler threads CPU us/IO | n/a | $(val "daemon_${job}_jit_cpu_us_per_io") | |"
   done
   echo
   echo "Link ceiling (perftest, 4 KiB, rdma_cm): RDMA WRITE $(val link_write4k_msgs) msg/s ($(val link_write4k_mbps) MB/s),"
