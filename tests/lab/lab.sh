@@ -92,13 +92,22 @@ STIMEOUT=$((TIMEOUT - 60))
 APPEND="console=ttyS0 panic=-1 labscript=$HERE/guest/boot.sh"
 [ -n "${NVMF_LAB_VERBOSE:-}" ] || APPEND="quiet $APPEND"
 echo "lab: $NAME: kernel $KVER, results in $OUT (timeout ${TIMEOUT}s)" >&2
+# `timeout` puts itself and qemu in a process group of their own, so a signal to our group (mvn or a CI
+# step being stopped) would not reach them: forward TERM/INT/HUP and take the VM down with us.
+qpid=""
+stop_vm() { [ -n "$qpid" ] && kill -TERM "$qpid" 2>/dev/null; echo "lab: $NAME: stopped by a signal" >&2; exit 143; }
+trap stop_vm TERM INT HUP
 timeout -k 10 "$TIMEOUT" "$QEMU" -accel tcg,thread=multi -cpu max -smp 2 -m 4096 \
   -display none -monitor none -serial "file:$OUT/console.log" -no-reboot -net none \
   -kernel "/boot/vmlinuz-$KVER" -initrd "$INITRD" -append "$APPEND" \
   -virtfs local,path=/,mount_tag=host,security_model=none,readonly=on,multidevs=remap \
   -virtfs "local,path=$OUT,mount_tag=out,security_model=none" \
-  < /dev/null > "$OUT/qemu.log" 2>&1
+  < /dev/null > "$OUT/qemu.log" 2>&1 &
+qpid=$!
+wait "$qpid"
 qrc=$?
+qpid=""
+trap - TERM INT HUP
 t2=$(date +%s.%N)
 secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }
 { echo "host_initramfs_s=$(secs "$t0" "$t1")"; echo "host_vm_wall_s=$(secs "$t1" "$t2")"; } >> "$OUT/results.properties"
