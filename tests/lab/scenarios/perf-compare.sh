@@ -22,8 +22,8 @@
 #
 # Environment: PERF_RUNTIME (seconds per job, default 8), PERF_WARMUP (seconds of warm-up of the kernel target,
 # default 6), PERF_DAEMON_WARMUP (of the daemon, default 15: its JIT compiles under emulation), PERF_SIZE_MB
-# (the range fio touches, default 256), PERF_PERFTEST (0 skips the link ceiling), NVMF_BUILD_DIR (the Maven output folder bin/nvmf-target looks in; without a packaged jar the daemon's main
-# class runs from LAB_CLASSPATH).
+# (the range fio touches, default 256), PERF_PERFTEST (0 skips the link ceiling), NVMF_BUILD_DIR (the Maven
+# output folder bin/nvmf-target looks in; without a packaged jar the daemon's main class runs from LAB_CLASSPATH).
 # Results (results.properties): <target>_<job>_{iops,mbps,ios,err,clat_mean_us,clat_p50_us,clat_p99_us,
 # guest_cpu_us_per_io}, daemon_<job>_{proc,poller,jit}_cpu_us_per_io, link_write4k_{mbps,msgs},
 # link_read4k_{mbps,msgs}, jobs_ok; the table: perf-table.md in the results folder (and on stdout).
@@ -97,7 +97,8 @@ run_job() {
   job_opts "$job"
   guest_busy; g0=$G
   if [ -n "$pid" ]; then
-    proc_cpu "$pid"; p0=$P; threads_cpu "$pid" nvmf-rdma-poll; q0=$Q; threads_cpu "$pid" "C1 Compiler"; c0=$Q; threads_cpu "$pid" "C2 Compiler"; c0=$((c0 + Q))
+    proc_cpu "$pid"; p0=$P; threads_cpu "$pid" nvmf-rdma-poll; q0=$Q
+    threads_cpu "$pid" "C1 Compiler"; c0=$Q; threads_cpu "$pid" "C2 Compiler"; c0=$((c0 + Q))
   fi
   run_step "$name" "$JOB_LIMIT" fio --name="$name" --output-format=terse,normal --filename="$dev" \
     --ioengine=libaio --direct=1 "${OPTS[@]}" --time_based --runtime="$RUNTIME" --size="${SIZE_MB}M" \
@@ -105,7 +106,8 @@ run_job() {
   local rc=$?
   guest_busy
   if [ -n "$pid" ]; then
-    proc_cpu "$pid"; p1=$P; threads_cpu "$pid" nvmf-rdma-poll; q1=$Q; threads_cpu "$pid" "C1 Compiler"; c1=$Q; threads_cpu "$pid" "C2 Compiler"; c1=$((c1 + Q))
+    proc_cpu "$pid"; p1=$P; threads_cpu "$pid" nvmf-rdma-poll; q1=$Q
+    threads_cpu "$pid" "C1 Compiler"; c1=$Q; threads_cpu "$pid" "C2 Compiler"; c1=$((c1 + Q))
   fi
   [ $rc = 0 ] || { lab_log "fio $name exit $rc"; return 1; }
   terse_fields "$LAB_LOGS/$name.log" || { lab_log "fio $name: no terse line"; return 1; }

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Builds the benchmarks (tests module, dev.nvmf.tests.bench) and runs the JMH benchmark of the target's per-I/O
+# CPU cost on the in-process soft fabric (no VM, no RDMA device): ns per I/O and, with -prof gc, bytes per I/O.
+# Short settings for a shared 2-core machine; results also as JSON in $NVMF_BUILD_DIR/bench/.
+#
+#   scripts/bench.sh                    # build, then: all ops with the daemon's metrics; read/write without
+#   scripts/bench.sh -f 3 -i 10         # anything after the script name goes to JMH (replaces the defaults)
+#   NVMF_BENCH_SKIP_BUILD=1 scripts/bench.sh ...
+#
+# The benchmarks alone, once built:
+#   java -cp "tests/target/tests-0.1.0-SNAPSHOT.jar:tests/target/bench-lib/*" org.openjdk.jmh.Main -l
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+# shellcheck source=env.sh
+. scripts/env.sh
+B=${NVMF_BUILD_DIR:-target}
+if [ -z "${NVMF_BENCH_SKIP_BUILD:-}" ]; then
+  mvn -B -q -DbuildDir="$B" -pl tests -am package -DskipTests
+fi
+JAR=$(ls tests/"$B"/tests-*.jar | head -n1)
+CP="$JAR:tests/$B/bench-lib/*"
+OUT=$B/bench
+mkdir -p "$OUT"
+jmh() { "$JAVA_HOME/bin/java" -cp "$CP" org.openjdk.jmh.Main "$@"; }
+
+{
+  echo "# bench.sh: $(date -u +%FT%TZ), $(nproc) CPUs ($(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n1)),"
+  echo "# load average $(cut -d' ' -f1-3 /proc/loadavg), $("$JAVA_HOME/bin/java" -version 2>&1 | head -n1)"
+} | tee "$OUT/environment.txt"
+
+if [ $# -gt 0 ]; then
+  jmh "$@"
+  exit
+fi
+# 1. Every op with the daemon's metrics observer (as served): whole loop (io) and its breakdown (ioBreakdown),
+#    allocation per I/O from -prof gc. 2 forks x 5 x 2 s measured after 3 x 2 s warm-up.
+jmh 'IoPathBenchmark' -p observer=metrics -f 2 -wi 3 -w 2 -i 5 -r 2 -prof gc \
+  -rf json -rff "$OUT/io-path-metrics.json" 2>&1 | tee "$OUT/io-path-metrics.txt"
+# 2. The metrics' share: read and in-capsule write without an observer (whole loop only).
+jmh 'IoPathBenchmark.io$' -p observer=none -p op=read,write -f 2 -wi 3 -w 2 -i 5 -r 2 \
+  -rf json -rff "$OUT/io-path-none.json" 2>&1 | tee "$OUT/io-path-none.txt"
+echo "bench.sh: results in $OUT/"
