@@ -147,9 +147,9 @@ public class IoPathBenchmark {
     }
 
     /**
-     * Per-I/O shares of the loop. JMH adds up an EVENTS counter over the measurement iterations, so each iteration
-     * publishes its average divided by the number of measurement iterations: the reported sum is the mean over
-     * them (the per-iteration lines JMH prints are scaled down accordingly).
+     * Per-I/O shares of the loop. JMH adds up an EVENTS counter over the measurement iterations of all forks, so
+     * each iteration publishes its average divided by (iterations x forks): the reported sum is the mean over them
+     * (the per-iteration lines JMH prints are scaled down accordingly).
      */
     @State(Scope.Thread)
     @AuxCounters(AuxCounters.Type.EVENTS)
@@ -173,7 +173,8 @@ public class IoPathBenchmark {
 
         @Setup(Level.Trial)
         public void iterations(BenchmarkParams params) {
-            iterations = Math.max(1, params.getMeasurement().getCount());
+            // Summed over every measurement iteration of every fork.
+            iterations = Math.max(1, params.getMeasurement().getCount()) * Math.max(1, params.getForks());
         }
 
         @Setup(Level.Iteration)
