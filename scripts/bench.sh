@@ -39,4 +39,22 @@ jmh 'IoPathBenchmark' -p observer=metrics -f 2 -wi 3 -w 2 -i 5 -r 2 -prof gc \
 # 2. The metrics' share: read and in-capsule write without an observer (whole loop only).
 jmh 'IoPathBenchmark.io$' -p observer=none -p op=read,write -f 2 -wi 3 -w 2 -i 5 -r 2 \
   -rf json -rff "$OUT/io-path-none.json" 2>&1 | tee "$OUT/io-path-none.txt"
+# Summary: on a shared machine the mean hides the quiet iterations; show min / median / mean per benchmark, and
+# the breakdown counters (means) and allocation per I/O.
+if command -v python3 > /dev/null; then
+  python3 - "$OUT/io-path-metrics.json" "$OUT/io-path-none.json" <<'PY' | tee "$OUT/summary.txt"
+import json, sys
+print("%-12s %-9s %-11s %9s %9s %9s  %s" % ("benchmark", "observer", "op", "min", "median", "mean", "ns per I/O; extra"))
+for path in sys.argv[1:]:
+    for r in json.load(open(path)):
+        raw = sorted(x for fork in r["primaryMetric"]["rawData"] for x in fork)
+        sec = r.get("secondaryMetrics", {})
+        extra = ", ".join(("%s %.2f" if "Bytes" in k or "alloc" in k else "%s %.0f") % (k, v["score"])
+                          for k, v in sorted(sec.items())
+                          if k in ("pollerNs", "fabricNs", "hostNs", "pollerBytes", "gc.alloc.rate.norm"))
+        p = r["params"]
+        print("%-12s %-9s %-11s %9.0f %9.0f %9.0f  %s" % (r["benchmark"].rsplit(".", 1)[1], p["observer"], p["op"],
+              raw[0], raw[len(raw) // 2], r["primaryMetric"]["score"], extra))
+PY
+fi
 echo "bench.sh: results in $OUT/"
