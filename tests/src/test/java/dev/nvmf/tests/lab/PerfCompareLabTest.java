@@ -25,7 +25,7 @@ class PerfCompareLabTest {
     void kernelTargetAndDaemonSideBySide() throws IOException {
         LabRun r = LabVm.run("perf-compare.sh",
                 Map.of("NVMF_BUILD_DIR", DaemonServeLabTest.buildDir(), "PERF_RUNTIME", "8", "PERF_WARMUP", "6"),
-                Duration.ofMinutes(9));
+                Duration.ofMinutes(12));
         Map<String, String> res = r.results();
         assertEquals("1", res.get("jobs_ok"), r::describe);
         for (String target : new String[] {"kernel", "daemon"}) {
