@@ -21,7 +21,7 @@
 # TCG emulation makes every number ~1000x slower than hardware: only ratios within this boot mean anything.
 #
 # Environment: PERF_RUNTIME (seconds per job, default 8), PERF_WARMUP (seconds of warm-up of the kernel target,
-# default 6), PERF_DAEMON_WARMUP (of the daemon, default 15: its JIT compiles under emulation), PERF_SIZE_MB
+# default 6), PERF_DAEMON_WARMUP (of the daemon, default 24: its JIT compiles under emulation), PERF_SIZE_MB
 # (the range fio touches, default 256), PERF_PERFTEST (0 skips the link ceiling), NVMF_BUILD_DIR (the Maven
 # output folder bin/nvmf-target looks in; without a packaged jar the daemon's main class runs from LAB_CLASSPATH).
 # Results (results.properties): <target>_<job>_{iops,mbps,ios,err,clat_mean_us,clat_p50_us,clat_p99_us,
@@ -35,7 +35,7 @@ KPORT=4420
 DPORT=4421
 RUNTIME=${PERF_RUNTIME:-8}
 WARMUP=${PERF_WARMUP:-6}
-DAEMON_WARMUP=${PERF_DAEMON_WARMUP:-15}
+DAEMON_WARMUP=${PERF_DAEMON_WARMUP:-24}
 SIZE_MB=${PERF_SIZE_MB:-256}
 CFG=$LAB_RUN/perf-daemon.yaml
 TABLE=$LAB_OUT/perf-table.md
@@ -222,17 +222,24 @@ fi
 lab_result daemon_pid "$DPID"
 nvme_connect_rdma "$DNQN" "$LAB_TARGET_ADDR" "$DPORT" || lab_die "nvme connect (daemon)"
 DDEV=$(nvme_ns_dev_for "$DNQN" 60) || lab_die "no namespace device for $DNQN"
-# The JVM's JIT compilers are slow under emulation: the daemon gets a longer warm-up (what remains of their work
-# shows as JIT CPU per I/O in the table).
-warm_up daemon "$DDEV" "$DAEMON_WARMUP"
-# Then until the JIT compilers' queue has drained: their CPU time unchanged for 2 s (bounded; the JIT CPU per I/O
+# The JVM's JIT compilers are slow under emulation: the daemon gets a longer warm-up, with every measured job's
+# pattern (each has its own profile: QD1 wakes the poller from its channel, 128 KiB reads post several WRITEs),
+# then randrw. What remains of their work shows as JIT CPU per I/O in the table.
+for job in $JOBS; do
+  job_opts "$job"
+  run_step "fio-daemon-warmup-$job" "$JOB_LIMIT" fio --name="warmup-$job" --filename="$DDEV" --ioengine=libaio \
+    --direct=1 "${OPTS[@]}" --time_based --runtime="$(( (DAEMON_WARMUP + 7) / 8 ))" --size="${SIZE_MB}M" \
+    --norandommap > /dev/null || lab_die "warm-up ($job) on the daemon"
+done
+warm_up daemon "$DDEV" "$(( (DAEMON_WARMUP + 1) / 2 ))"
+# Then until the JIT compilers' queue has drained: their CPU time unchanged for 3 s (bounded; the JIT CPU per I/O
 # in the table shows what is still compiled during the jobs).
 jit_cpu() { threads_cpu "$1" "C1 Compiler"; local c=$Q; threads_cpu "$1" "C2 Compiler"; JIT=$((c + Q)); }
 JIT_LAST=-1 JIT_SINCE=0
 jit_quiet() {
   local now; jit_cpu "$DPID"; read -r now _ < /proc/uptime
   if [ "$JIT" != "$JIT_LAST" ]; then JIT_LAST=$JIT; JIT_SINCE=$now; return 1; fi
-  [ "${now%.*}" -ge $(( ${JIT_SINCE%.*} + 2 )) ]
+  [ "${now%.*}" -ge $(( ${JIT_SINCE%.*} + 3 )) ]
 }
 T1=$(cut -d' ' -f1 /proc/uptime)
 wait_for jit_quiet 60 "the daemon's JIT compilers are idle" || lab_log "JIT still busy: measuring anyway"
