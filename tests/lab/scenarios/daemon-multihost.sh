@@ -31,7 +31,8 @@
 # reset_live_s, reset_fio_alive_after_reset, cntlid_a_after_reset, reset_fio_rc, reset_fio_error,
 # reset_verify_only_ok (1 or skipped), after_reset_verify_ok, reset_other_host_ok, disconnect_during_io,
 # disconnect_fio_error, daemon_alive_after_disconnect, disconnect_other_host_ok, idle_qp, idle_cm_id,
-# sigterm_exit, daemon_log_drained, dmesg_clean, leftover_qp, leftover_cm_id, multihost_wall_s.
+# sigterm_exit, daemon_log_drained, dmesg_clean, keepalive_expiries, host_error_recoveries (counts, not
+# asserted), leftover_qp, leftover_cm_id, multihost_wall_s.
 . "$LAB_REPO/tests/lab/guest/lib.sh"
 set -u
 T0=$(cut -d' ' -f1 /proc/uptime)
@@ -259,12 +260,15 @@ wait_for "[ \$(writes_done $A1) -ge $((W0 + 40)) ] && [ \$(writes_done $B1) -ge 
 bg_alive fio-a-reset && bg_alive fio-b-reset || lab_die "a fio ended before the reset"
 lab_result reset_during_io 1
 TR=$(cut -d' ' -f1 /proc/uptime)
-# `nvme reset` returns once the reset work is done (or failed); the state is what counts.
+# `nvme reset` returns once the reset work is done (or failed); then the state must be live again. A refused
+# reset (EBUSY: the controller was already recovering) would mean no reset under I/O happened: that fails.
 run_step nvme-reset-a 120 nvme reset "/dev/$CA"
 RRC=$?
 wait_for "[ \$(ctrl_state $CA) = live ]" 120 "controller $CA live again after reset" \
   || lab_die "controller $CA not live after reset (state $(ctrl_state "$CA"), nvme reset exit $RRC)"
 LIVE_S=$(lab_elapsed "$TR")
+[ "$RRC" = 0 ] || lab_die "nvme reset /dev/$CA exit $RRC"
+dmesg | grep -q "nvme $CA: resetting controller" || lab_die "the host driver did not log the reset of $CA"
 bg_alive fio-a-reset && lab_result reset_fio_alive_after_reset 1
 lab_result reset_rc "$RRC"
 lab_result reset_live 1
@@ -311,7 +315,8 @@ lab_result disconnect_fio_error "$FIO_ERRORS"
 bg_alive daemon || lab_die "daemon died when host B disconnected"
 lab_result daemon_alive_after_disconnect 1
 fio_ok fio-a-disc 300 || lab_die "host A's verify across B's disconnect failed (logs/fio-a-disc.log)"
-[ "$(ctrl_state "$CA")" = live ] || lab_die "A's controller is $(ctrl_state "$CA") after B's disconnect"
+wait_for "[ \$(ctrl_state $CA) = live ]" 60 "A's controller live after B's disconnect" \
+  || lab_die "A's controller is $(ctrl_state "$CA") after B's disconnect"
 lab_result disconnect_other_host_ok 1
 wait_for "[ \$(metric '^nvmf_controllers\\{.*subsystem=\"$NQN\"') = 1 ]" 60 "daemon counts one controller" \
   || lab_die "daemon still counts $(metric "^nvmf_controllers\\{.*subsystem=\"$NQN\"") controllers"
@@ -340,6 +345,11 @@ if grep -Ei "bogus remote invalidation|keyed sgl|icdoff|invalid sgl" "$LAB_LOGS/
   lab_die "host driver complained (see dmesg-host.txt)"
 fi
 lab_result dmesg_clean 1
+# Not failures by themselves, but worth seeing: controllers the daemon tore down for keep-alive expiry (the host
+# recovers by reconnecting; seen when the build machine runs several TCG guests at once) and the host's error
+# recoveries (anything that made it reconnect).
+lab_result keepalive_expiries "$(grep -c 'keep-alive timeout' "$LAB_LOGS/daemon.log")"
+lab_result host_error_recoveries "$(grep -c 'starting error recovery' "$LAB_LOGS/dmesg-host.txt")"
 { for r in qp cm_id; do echo "# $r"; rdma resource show $r; done; } > "$LAB_LOGS/rdma-after.txt" 2>&1
 lab_result leftover_qp "$(ours qp)"
 lab_result leftover_cm_id "$(ours cm_id)"
