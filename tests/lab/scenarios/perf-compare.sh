@@ -9,7 +9,8 @@
 #   randwrite4k_qd32   4 KiB random write, queue depth 32   (IOPS)
 #   randread4k_qd1     4 KiB random read,  queue depth 1    (completion latency mean / p50 / p99)
 #   seqread128k_qd8    128 KiB sequential read, depth 8     (MB/s)
-# plus the link's own ceiling from perftest (RDMA WRITE and READ of 4 KiB, rdma_cm; -R is required in the lab).
+# plus the link's ceiling from perftest (RDMA WRITE and READ of 4 KiB, rdma_cm: -R is required in the lab, and
+# with it the client runs on rxe0's loopback: an upper bound, see link_ceiling).
 #
 # CPU: for every job, the guest's busy CPU time (/proc/stat: everything but idle and iowait: fio, the host
 # driver, rxe's softirqs and the target together) per I/O, for both targets: comparable, but not the target's
@@ -72,14 +73,24 @@ thread_groups() {
   done
 }
 # U: microseconds of CPU per I/O (one decimal) from jiffies $1 and I/O count $2
-us_per_io() { local x; if [ "$2" -gt 0 ]; then x=$(( $1 * 10000000 / HZ / $2 )); U="$((x / 10)).$((x % 10))"; else U=n/a; fi; }
+us_per_io() {
+  local x
+  if [ "$2" -gt 0 ]; then x=$(( $1 * 10000000 / HZ / $2 )); U="$((x / 10)).$((x % 10))"; else U=n/a; fi
+}
 
 # --- fio -----------------------------------------------------------------------------------------------------
 
 # F: the fields of fio's terse line (F[0] = field 1) in log $1
-terse_fields() { local l; F=(); while IFS= read -r l; do [[ $l == "3;fio-"* ]] && { IFS=';' read -r -a F <<< "$l"; return 0; }; done < "$1"; return 1; }
+terse_fields() {
+  local l; F=()
+  while IFS= read -r l; do [[ $l == "3;fio-"* ]] && { IFS=';' read -r -a F <<< "$l"; return 0; }; done < "$1"
+  return 1
+}
 # V: percentile $2 (e.g. 50.000000) among F[$1 .. $1+19] (clat percentiles, "P%=usec")
-terse_pct() { local i; V=-; for ((i = $1; i < $1 + 20; i++)); do [[ ${F[i]} == "$2%="* ]] && { V=${F[i]#*=}; return; }; done; }
+terse_pct() {
+  local i; V=-
+  for ((i = $1; i < $1 + 20; i++)); do [[ ${F[i]} == "$2%="* ]] && { V=${F[i]#*=}; return; }; done
+}
 
 JOBS="randread4k_qd32 randwrite4k_qd32 randread4k_qd1 seqread128k_qd8"
 job_opts() {
@@ -144,14 +155,16 @@ ${k}_jit_cpu_us_per_io=$U"
 
 # --- the link's own ceiling (perftest over rdma_cm) ----------------------------------------------------------
 
-# link_ceiling TOOL KEY: a 4 KiB bandwidth test for 4 s, server on rxe0, client from 10.77.0.2 (rxe1). The server
-# says nothing until a client came (its stdout is a file: buffered), so readiness is its listening cm_id.
+# link_ceiling TOOL KEY: 10,000 RDMA operations of 4 KiB (a count, not -D: perftest 4.5's duration mode reported
+# 0 MB/s for READ once), server on rxe0. The server says nothing until a client came (its stdout is a file:
+# buffered), so readiness is its listening cm_id. With -R the client's --source_ip does not bind the cm_id (both
+# GIDs print as 10.77.0.1): the test runs over rxe0's loopback, without the veth hop: an upper bound on the link.
 link_ceiling() {
   local tool=$1 key=$2 line
-  start_bg "perftest-$key-server" "$tool" -d rxe0 -R -F -s 4096 -D 4 -p 18515
+  start_bg "perftest-$key-server" "$tool" -d rxe0 -R -F -s 4096 -n 10000 -p 18515
   wait_for "rdma resource show cm_id | grep -q 'LISTEN.*:18515'" 30 "perftest server listening" \
     || { stop_bg "perftest-$key-server" 5; return 1; }
-  run_step "perftest-$key" 60 "$tool" -d rxe1 -R -F -s 4096 -D 4 -p 18515 --source_ip "$LAB_HOST_ADDR" \
+  run_step "perftest-$key" 90 "$tool" -d rxe1 -R -F -s 4096 -n 10000 -p 18515 --source_ip "$LAB_HOST_ADDR" \
     "$LAB_TARGET_ADDR" > /dev/null
   wait_for "! bg_alive perftest-$key-server" 30 "perftest server exits" || stop_bg "perftest-$key-server" 5
   # "#bytes #iterations BW peak[MB/sec] BW average[MB/sec] MsgRate[Mpps]"
@@ -261,7 +274,8 @@ done
 lab_result jobs_s "$(lab_elapsed "$T0")"
 thread_groups "$DPID" TH1
 # Where the daemon's CPU went over all its measured jobs (and the idle gaps between them), by thread group.
-for n in "${!TH1[@]}"; do echo "$(( ${TH1[$n]} - ${TH0[$n]:-0} )) $n"; done | sort -rn > "$LAB_LOGS/daemon-threads-cpu.txt"
+for n in "${!TH1[@]}"; do echo "$(( ${TH1[$n]} - ${TH0[$n]:-0} )) $n"; done | sort -rn \
+  > "$LAB_LOGS/daemon-threads-cpu.txt"
 lab_result jobs_ok 1
 
 lab_collect_logs
@@ -307,8 +321,9 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a + 0 > 0 && b + 0 > 0) printf "%
     echo "| $job | JIT compiler threads CPU us/IO | n/a | $(val "daemon_${job}_jit_cpu_us_per_io") | |"
   done
   echo
-  echo "Link ceiling (perftest, 4 KiB, rdma_cm): RDMA WRITE $(val link_write4k_msgs) msg/s ($(val link_write4k_mbps) MB/s),"
-  echo "RDMA READ $(val link_read4k_msgs) msg/s ($(val link_read4k_mbps) MB/s)."
+  echo "Link ceiling (perftest -R, 4 KiB, over rxe0 loopback: an upper bound):"
+  echo "RDMA WRITE $(val link_write4k_msgs) msg/s ($(val link_write4k_mbps) MB/s)," \
+    "RDMA READ $(val link_read4k_msgs) msg/s ($(val link_read4k_mbps) MB/s)."
   echo
   echo "Daemon CPU by thread group over the measured section (its jobs and the kernel's in between), top 6:"
   awk '{ t += $1; n[NR] = $0 } END { for (i = 1; i <= 6 && i <= NR; i++) { split(n[i], f, " "); v = f[1];
