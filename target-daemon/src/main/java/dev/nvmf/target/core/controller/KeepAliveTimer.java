@@ -7,9 +7,16 @@ package dev.nvmf.target.core.controller;
  * a keep-alive. Queues stamp their own last-command time on their poller (no shared write on the I/O path); the
  * timer itself only holds the timeout and the last explicit re-arm (Connect, Keep Alive, Set Features KATO).
  * {@code NvmeTarget.checkTimers} compares them with the clock.
+ *
+ * <p>Expiry works in windows of KATO, as the kernel target's {@code nvmet_keep_alive_timer} does: when a window
+ * ends, traffic seen during it opens a new window, and only a window without any command expires the controller.
+ * So a controller expires after between KATO and 2 x KATO of silence, never before KATO. The slack matters: a
+ * host re-arms its traffic-based keep-alive only about every KATO (Linux 6.1), and a loaded host or target can
+ * stretch that; expiring at exactly KATO tears down healthy controllers.
  */
 public final class KeepAliveTimer {
     private volatile long timeoutMillis;
+    /** Start of the current window: the last explicit re-arm, or the end of a window that saw traffic. */
     private volatile long armedNanos;
     private volatile boolean expired;
 
@@ -35,19 +42,24 @@ public final class KeepAliveTimer {
 
     /**
      * True once if the timer has run out at {@code nowNanos}, given the latest command time of the controller's
-     * queues; later calls return false (the controller is being torn down).
+     * queues: a whole window of KATO has passed without a command. A window that saw traffic starts a new one.
+     * Later calls return false (the controller is being torn down). Called by one thread (the timer).
      */
     public boolean expire(long nowNanos, long lastTrafficNanos) {
         long kato = timeoutMillis;
         if (kato <= 0 || expired) {
             return false;
         }
-        long last = Math.max(armedNanos, lastTrafficNanos);
-        if (nowNanos - last >= kato * 1_000_000L) {
-            expired = true;
-            return true;
+        long windowStart = armedNanos;
+        if (nowNanos - windowStart < kato * 1_000_000L) {
+            return false;
         }
-        return false;
+        if (lastTrafficNanos - windowStart > 0) {
+            armedNanos = nowNanos; // traffic during the window (TBKAS): a new window
+            return false;
+        }
+        expired = true;
+        return true;
     }
 
     public boolean expired() { return expired; }
