@@ -6,6 +6,8 @@
 #   scripts/bench.sh                    # build, then: all ops with the daemon's metrics; read/write without
 #   scripts/bench.sh -f 3 -i 10         # anything after the script name goes to JMH (replaces the defaults)
 #   NVMF_BENCH_SKIP_BUILD=1 scripts/bench.sh ...
+#   scripts/bench.sh lab                # instead: the lab comparison, kernel nvmet-rdma vs the daemon in one VM boot
+#                                       # (PerfCompareLabTest, tag perf; about 4-7 minutes; docs/performance.md)
 #
 # The benchmarks alone, once built:
 #   java -cp "tests/target/tests-0.1.0-SNAPSHOT.jar:tests/target/bench-lib/*" org.openjdk.jmh.Main -l
@@ -14,6 +16,12 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 # shellcheck source=env.sh
 . scripts/env.sh
 B=${NVMF_BUILD_DIR:-target}
+if [ "${1:-}" = lab ]; then
+  # The daemon runs from its packaged jar in the guest, as systemd would start it.
+  mvn -B -q -DbuildDir="$B" -pl tests -am package -DskipTests
+  exec mvn -B -DbuildDir="$B" -pl tests -am test -Dgroups=perf -DexcludedGroups=none -Dtest=PerfCompareLabTest \
+    -Dsurefire.failIfNoSpecifiedTests=false
+fi
 if [ -z "${NVMF_BENCH_SKIP_BUILD:-}" ]; then
   mvn -B -q -DbuildDir="$B" -pl tests -am package -DskipTests
 fi

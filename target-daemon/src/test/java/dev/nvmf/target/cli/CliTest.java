@@ -156,8 +156,9 @@ class CliTest {
         assertEquals(ExitCodes.CONFIG, run("serve", "--config", bad.toString()).code());
     }
 
+    /** This machine has no RDMA stack (no devices, no RDMA in its kernel): the listener cannot come up. */
     @Test
-    void serveWithoutARuntimeSaysSoAndExits5() throws Exception {
+    void serveExits5WhenTheTargetCannotStart() throws Exception {
         Path cfg = dir.resolve("ok.yaml");
         Files.writeString(cfg, Files.readString(repositoryRoot().resolve("config/minimal.yaml"))
                 + "metrics:\n  enabled: false\n");

@@ -17,7 +17,7 @@ import org.junit.jupiter.api.Test;
  * never asserted (TCG emulation: only the ratio within one boot means anything). What is asserted: every job ran
  * on both targets, did I/O, and finished with fio error 0; both hosts' controllers crossed the veth pair.
  */
-@Tag("lab")
+@Tag("perf")
 class PerfCompareLabTest {
     static final String[] JOBS = {"randread4k_qd32", "randwrite4k_qd32", "randread4k_qd1", "seqread128k_qd8"};
 
