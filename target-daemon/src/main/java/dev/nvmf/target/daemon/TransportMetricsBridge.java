@@ -62,6 +62,10 @@ final class TransportMetricsBridge implements AutoCloseable {
         counter("nvmf.rdma.queues.released", "RDMA queues drained and released", rdma.queuesClosed);
         meters.add(Gauge.builder("nvmf.rdma.queues.open", rdma.queuesOpen, a -> a.get())
                 .description("RDMA queues accepted and not yet released").register(registry));
+        // Every command gets exactly one response capsule, so the difference is what the target holds now.
+        meters.add(Gauge.builder("nvmf.queue.depth.in.use", rdma,
+                        m -> Math.max(0, m.commandsReceived.sum() - m.responsesSent.sum()))
+                .description("commands received and not yet answered, over all queues").register(registry));
         for (int s = 0; s <= WcStatus.GENERAL_ERR; s++) {
             if (s == WcStatus.SUCCESS || s == WcStatus.WR_FLUSH_ERR) {
                 continue;

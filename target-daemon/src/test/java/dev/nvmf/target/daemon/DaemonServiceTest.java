@@ -146,6 +146,7 @@ class DaemonServiceTest {
             assertEquals(1, value(s, "nvmf_connected_hosts", Map.of("subsystem", SUB)));
             assertTrue(value(s, "nvmf_rdma_commands_received_total", Map.of()) >= 9);
             assertEquals(2, value(s, "nvmf_rdma_queues_open", Map.of()));
+            assertEquals(0, value(s, "nvmf_queue_depth_in_use", Map.of()), "every command answered");
             // Three in-capsule writes; the reads' data went out as RDMA WRITEs (the failed one sent none).
             assertEquals(3, value(s, "nvmf_rdma_in_capsule_commands_total", Map.of()));
             assertTrue(value(s, "nvmf_rdma_writes_total", Map.of()) >= 2);
