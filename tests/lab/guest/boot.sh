@@ -38,6 +38,9 @@ if ! mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 out /run/lab/out;
 fi
 export LAB_OUT=/run/lab/out LAB_LOGS=/run/lab/out/logs LAB_RUN=/run/lab
 mkdir -p "$LAB_LOGS"
+# A JVM that crashes in the guest leaves its hs_err report with the results (the default, its working directory,
+# is in the guest's tmpfs overlay and would be lost); LabRun.jvmCrashed() looks for these files.
+export JAVA_TOOL_OPTIONS="-XX:ErrorFile=$LAB_LOGS/hs_err_pid%p.log"
 if [ ! -f "$LAB_OUT/lab-env.sh" ]; then
   say "FATAL: no lab-env.sh in the results share"
   echo 126 > "$LAB_OUT/status"

@@ -75,6 +75,23 @@ public final class LabRun {
         return Files.isRegularFile(p) ? Optional.of(read(p)) : Optional.empty();
     }
 
+    /**
+     * Whether a JVM in the guest died of a fatal error (SIGSEGV, SIGILL...): an hs_err report among the logs, or
+     * HotSpot's fatal-error banner in the scenario's output or a log. Not a test verdict: see {@link LabVm#run}.
+     */
+    public boolean jvmCrashed() {
+        String banner = "A fatal error has been detected by the Java Runtime Environment";
+        if (stderr().contains(banner) || stdout().contains(banner)) {
+            return true;
+        }
+        for (String name : logNames()) {
+            if (name.startsWith("hs_err_pid") || log(name).orElse("").contains(banner)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     /** Names of the collected logs. */
     public List<String> logNames() {
         Path dir = outDir.resolve("logs");

@@ -38,6 +38,21 @@ class LabRunTest {
     }
 
     @Test
+    void aCrashedGuestJvmIsRecognisedAndAnOrdinaryFailureIsNot() throws IOException {
+        Files.writeString(dir.resolve("status"), "1\n");
+        Files.createDirectories(dir.resolve("logs"));
+        Files.writeString(dir.resolve("logs/daemon.log"), "listening\nFAIL: no READY=1\n");
+        LabRun r = new LabRun("x", 1, dir, dir.resolve("lab-host.log"));
+        assertFalse(r.jvmCrashed(), "a scenario failure is not a JVM crash");
+        Files.writeString(dir.resolve("logs/daemon.log"), "#\n# A fatal error has been detected by the Java "
+                + "Runtime Environment:\n#\n#  SIGSEGV (0xb) at pc=0x00007f16145214a0\n");
+        assertTrue(r.jvmCrashed(), "HotSpot's banner in a log");
+        Files.writeString(dir.resolve("logs/daemon.log"), "listening\n");
+        Files.writeString(dir.resolve("logs/hs_err_pid219.log"), "# SIGSEGV\n");
+        assertTrue(r.jvmCrashed(), "an hs_err report among the logs");
+    }
+
+    @Test
     void hungVmIsReportedAsSuch() {
         LabRun r = new LabRun("x", LabRun.STATUS_VM_TIMEOUT, dir, dir.resolve("lab-host.log"));
         assertTrue(r.verdict().contains("HUNG"), r.verdict());
