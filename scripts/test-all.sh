@@ -75,6 +75,12 @@ if [ -f "$LOGDIR/lab.log" ] && [ -z "${NVMF_SKIP_LAB:-}" ] && [ "$unit_rc" != 12
   summary "$LOGDIR/lab.log"
   grep -hE '^lab( reference)?: ' "$LOGDIR/lab.log" | grep -E 'passed|FAILED|HUNG|DIED|TIMED|IOPS|SKIPPED' || true
 fi
+# One plain closing line over both phases, from Surefire's per-module totals ("N passed, N failed").
+totals() {
+  cat "$@" 2>/dev/null | sed -nE 's/^\[(INFO|WARNING|ERROR)\] Tests run: ([0-9]+), Failures: ([0-9]+), Errors: ([0-9]+), Skipped: ([0-9]+)$/\2 \3 \4 \5/p' \
+    | awk '{run += $1; bad += $2 + $3; skip += $4} END {printf "%d passed, %d failed, %d skipped\n", run - bad - skip, bad, skip}'
+}
+echo "tests: $(totals "$LOGDIR/verify.log" "$LOGDIR/lab.log")"
 if [ "$unit_rc" = 0 ] && [ "$lab_rc" = 0 ]; then
   echo "test-all: PASS"
   exit 0
