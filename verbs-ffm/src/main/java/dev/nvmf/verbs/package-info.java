@@ -4,7 +4,7 @@
  *
  * <p>Two providers implement it: {@code dev.nvmf.verbs.ffm} (libibverbs and librdmacm through
  * {@code java.lang.foreign}) and {@code dev.nvmf.verbs.soft} (an in-process fabric with strict RC semantics,
- * fault injection and deterministic stepping). Code above this package must not know which one it runs on.
+ * fault injection and deterministic stepping; test code, shipped only in this module's test-jar). Code above this package must not know which one it runs on.
  *
  * <p>Rules of the API:
  * <ul>
