@@ -35,8 +35,8 @@ class CoreFixture {
         target.exposeSubsystem(1, SUBNQN);
     }
 
-    TestHost host(String nqn) {
-        return new TestHost(target, nqn);
+    CapsuleHost host(String nqn) {
+        return new CapsuleHost(target, nqn);
     }
 
     void advanceMillis(long ms) {

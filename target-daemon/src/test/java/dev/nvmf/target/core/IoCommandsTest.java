@@ -24,8 +24,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /** NVM I/O commands through the core to a backend (NVM Command Set 1.0, 3). */
 class IoCommandsTest extends CoreFixture {
     private final ScriptedBackend scripted = new ScriptedBackend(1 << 20);
-    private TestHost h;
-    private TestHost.Queue io;
+    private CapsuleHost h;
+    private CapsuleHost.Queue io;
 
     @BeforeEach
     void connect() {

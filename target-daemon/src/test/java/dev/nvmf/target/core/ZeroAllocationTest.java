@@ -20,8 +20,8 @@ class ZeroAllocationTest extends CoreFixture {
 
     @Test
     void readWritePathAllocatesNothingOnceWarm() {
-        TestHost h = host(HOST1).connectAndEnable(SUBNQN);
-        TestHost.Queue io = h.connectIo(1, 128);
+        CapsuleHost h = host(HOST1).connectAndEnable(SUBNQN);
+        CapsuleHost.Queue io = h.connectIo(1, 128);
         FakeTransport transport = io.transport;
         transport.record = false;
         CommandQueue queue = io.queue;
