@@ -6,7 +6,8 @@ import java.lang.foreign.MemorySegment;
  * One NVMe command in flight, seen from the boundary between a transport and the core.
  *
  * <p>Owned and pooled by the transport queue (one per command context, preallocated at connect), reused for
- * every command: the core keeps no reference to it after {@link QueueTransport#complete}. The transport sets the
+ * every command: the core keeps no reference to it after {@link QueueTransport#complete}. Each request carries the
+ * core's {@link CommandContext}, created with it, so a command allocates nothing in the core either. The transport sets the
  * command and response views and the data buffer; the core reads the command, moves data through {@link #data()},
  * and writes the whole 16-byte completion queue entry into {@link #response()} before it completes the request.
  *
@@ -38,11 +39,13 @@ public final class NvmeRequest {
     private int dataDirection;
     private int transportStatus;
     private long startNanos;
-    private Object coreState;
+    /** The core's half of the command (kernel: {@code struct nvmet_req}), created with the pooled request. */
+    private final CommandContext context = new CommandContext();
 
     /** @param tag the transport's index of this request in its pool (for its own bookkeeping) */
     public NvmeRequest(int tag) {
         this.tag = tag;
+        this.context.request = this;
     }
 
     public int tag() { return tag; }
@@ -95,8 +98,6 @@ public final class NvmeRequest {
 
     public void startNanos(long nanos) { this.startNanos = nanos; }
 
-    /** Scratch slot for the core's per-command state (set and read by the core only). */
-    public Object coreState() { return coreState; }
-
-    public void coreState(Object state) { this.coreState = state; }
+    /** The core's state of the command (the core's only; a transport never sees it). */
+    CommandContext context() { return context; }
 }

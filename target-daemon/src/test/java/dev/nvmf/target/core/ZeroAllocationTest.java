@@ -9,11 +9,11 @@ import java.lang.foreign.MemorySegment;
 import java.lang.management.ManagementFactory;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * Once warm, the Read/Write path (begin, execute, RAM backend, completion) allocates nothing on the heap: measured
- * with the thread's allocation counter around many commands, driven as a transport would, with pooled requests.
+ * Once warm, the Read/Write path (begin, the handler chosen there, RAM backend, completion) allocates nothing on the
+ * heap: measured with the thread's allocation counter around many commands, driven as a transport would, with pooled
+ * requests. The bound is 0 bytes.
  */
 class ZeroAllocationTest extends CoreFixture {
     private static final int POOL = 16;
@@ -39,17 +39,22 @@ class ZeroAllocationTest extends CoreFixture {
             buffers[i].fill((byte) i);
         }
 
-        run(queue, requests, sqes, responses, buffers, 50_000); // warm: JIT, LongAdder, contexts
-        long before = transport.completions;
+        run(queue, requests, sqes, responses, buffers, 50_000); // warm: JIT, LongAdder cells
         var mx = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
-        long start = mx.getCurrentThreadAllocatedBytes();
+        long tid = Thread.currentThread().threadId();
         int n = 20_000;
-        int failures = run(queue, requests, sqes, responses, buffers, n);
-        long allocated = mx.getCurrentThreadAllocatedBytes() - start;
-
-        assertEquals(0, failures, "every command succeeded");
-        assertEquals(n, transport.completions - before, "every command completed");
-        assertTrue(allocated < n, "allocated " + allocated + " bytes over " + n + " commands: the I/O path allocates");
+        // A path that allocated would allocate in every round; a one-off (a late JIT transition) would not: the
+        // quietest of five rounds must be exactly zero.
+        long least = Long.MAX_VALUE;
+        for (int round = 0; round < 5; round++) {
+            long before = transport.completions;
+            long start = mx.getThreadAllocatedBytes(tid);
+            int failures = run(queue, requests, sqes, responses, buffers, n);
+            least = Math.min(least, mx.getThreadAllocatedBytes(tid) - start);
+            assertEquals(0, failures, "every command succeeded");
+            assertEquals(n, transport.completions - before, "every command completed");
+        }
+        assertEquals(0, least, "bytes allocated over " + n + " commands: the I/O path allocates");
         arena.close();
     }
 
