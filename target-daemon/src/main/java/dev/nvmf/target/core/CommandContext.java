@@ -39,7 +39,7 @@ public final class CommandContext implements BackendCallback {
     public int result1;
     /** Byte offset in the SQE (or Connect data, bit 16) of the field a failure is about, for the error log. */
     public int errorLocation;
-    /** Compare reads the medium here before comparing (grown on first use, then reused). */
+    /** A buffer the command borrowed until it completes (Compare reads the medium into it), or NULL. */
     public MemorySegment scratch = MemorySegment.NULL;
     /** What executes this command (kernel: {@code req->execute}); set once, when the command is parsed. */
     CommandHandler handler;
@@ -60,6 +60,7 @@ public final class CommandContext implements BackendCallback {
         result0 = 0;
         result1 = 0;
         errorLocation = 0xFFFF;
+        scratch = MemorySegment.NULL;
         handler = null;
     }
 

@@ -36,7 +36,7 @@ import java.util.TreeMap;
  * for Connect and the discovery log the narrow views {@link ConnectModel} and {@link DiscoveryLogSource} that the
  * target implements. No handler and no queue knows this class.
  */
-public final class NvmeTarget implements QueueAcceptor, ConnectModel, DiscoveryLogSource {
+public final class NvmeTarget implements QueueAcceptor, ConnectModel, DiscoveryLogSource, AutoCloseable {
     private final TargetOptions options;
     private final NanoClock clock;
     private final long startNanos;
@@ -48,6 +48,7 @@ public final class NvmeTarget implements QueueAcceptor, ConnectModel, DiscoveryL
     private final Subsystem discoverySubsystem;
     private volatile long discoveryGeneration = 1;
     private final QueueServices queues;
+    private final IoCommands io;
 
     public NvmeTarget() {
         this(TargetOptions.defaults(), SystemNanoClock.INSTANCE);
@@ -65,12 +66,22 @@ public final class NvmeTarget implements QueueAcceptor, ConnectModel, DiscoveryL
                 new SubsystemConfig(DiscoveryLog.DISCOVERY_NQN, "", "nvmf-target discovery", "0.1.0", true,
                         SubsystemConfig.MIN_CNTLID, SubsystemConfig.MAX_CNTLID, 1),
                 true, lock, this::discoveryChanged);
+        this.io = new IoCommands(options.maxTransferBytes());
         this.queues = new QueueServices(
                 new FabricsCommands(this, options, clock),
                 new AdminCommands(options, clock, startNanos),
                 new DiscoveryCommands(this, options, clock),
-                new IoCommands(options.maxTransferBytes()),
+                io,
                 clock);
+    }
+
+    /**
+     * Frees the target's own native memory (Compare's scratch buffers). Call once every queue is closed (the
+     * transport stopped); the model stays readable, but no command may run after.
+     */
+    @Override
+    public void close() {
+        io.close();
     }
 
     @Override

@@ -257,6 +257,7 @@ public final class DaemonRuntime implements TargetRuntime {
         live.clear();
         LOG.info("stopped: every queue drained, " + transport.metrics().queuesClosed.sum()
                 + " queues released in all, backends closed");
+        target.close(); // no command is in flight: the core's own buffers go
         target = null;
     }
 

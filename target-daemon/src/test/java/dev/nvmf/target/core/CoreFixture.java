@@ -7,6 +7,8 @@ import dev.nvmf.target.core.subsystem.Subsystem;
 import dev.nvmf.target.core.subsystem.SubsystemConfig;
 import dev.nvmf.target.nvme.DiscoveryLog;
 
+import org.junit.jupiter.api.AfterEach;
+
 import java.util.UUID;
 
 /** A target with one port, one subsystem and two namespaces (512 B and 4 KiB blocks), and a clock tests move. */
@@ -33,6 +35,11 @@ class CoreFixture {
         subsystem.addNamespace(new NamespaceConfig(1, 512, false, NS1_UUID, nguid, 0x0011223344556677L), ram1);
         subsystem.addNamespace(NamespaceConfig.of(2, 4096), ram2);
         target.exposeSubsystem(1, SUBNQN);
+    }
+
+    @AfterEach
+    void closeTarget() {
+        target.close();
     }
 
     CapsuleHost host(String nqn) {

@@ -5,16 +5,20 @@ import dev.nvmf.target.core.NvmeRequest;
 import dev.nvmf.target.core.controller.Controller;
 import dev.nvmf.target.nvme.Status;
 
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 
 /**
- * Compare (NVM Command Set 1.0, 3): the medium is read into a scratch buffer and compared with the host's data;
- * any difference is Compare Failure.
+ * Compare (NVM Command Set 1.0, 3): the medium is read into a scratch buffer borrowed from the target's
+ * {@link CompareBuffers} and compared with the host's data; any difference is Compare Failure. When every scratch
+ * buffer is in use the command fails with Internal Error without DNR, which a host retries (as for a backend's
+ * EAGAIN, see {@link BackendStatus}).
  */
 final class CompareCommand extends TransferCommand {
-    CompareCommand(int maxTransferBytes) {
+    private final CompareBuffers buffers;
+
+    CompareCommand(int maxTransferBytes, CompareBuffers buffers) {
         super(maxTransferBytes, false, NvmeRequest.DIRECTION_HOST_TO_CONTROLLER);
+        this.buffers = buffers;
     }
 
     @Override
@@ -22,21 +26,27 @@ final class CompareCommand extends TransferCommand {
         if (!dataFits(ctx)) {
             return;
         }
-        int len = (int) ctx.byteLength;
-        if (ctx.scratch.byteSize() < len) {
-            ctx.scratch = Arena.ofAuto().allocate(len, 4096);
+        MemorySegment scratch = buffers.take();
+        if (scratch == null) {
+            ctx.complete(Status.SC_INTERNAL_ERROR); // transient: no DNR, the host retries
+            return;
         }
-        ctx.namespace.backend().read(ctx.byteOffset, ctx.scratch, len, ctx.request, ctx);
+        ctx.scratch = scratch;
+        ctx.namespace.backend().read(ctx.byteOffset, scratch, (int) ctx.byteLength, ctx.request, ctx);
     }
 
     @Override
     public void backendDone(CommandContext ctx, int result) {
+        MemorySegment scratch = ctx.scratch;
+        ctx.scratch = MemorySegment.NULL;
         if (result != 0) {
+            buffers.give(scratch);
             completeFailed(ctx, result);
             return;
         }
         ctx.namespace.statistics().read(ctx.byteLength);
-        long mismatch = MemorySegment.mismatch(ctx.scratch, 0, ctx.byteLength, ctx.request.data(), 0, ctx.byteLength);
+        long mismatch = MemorySegment.mismatch(scratch, 0, ctx.byteLength, ctx.request.data(), 0, ctx.byteLength);
+        buffers.give(scratch); // before the completion hands the request (and its context) back
         ctx.complete(mismatch >= 0 ? Status.COMPARE_FAILURE : Status.SUCCESS);
     }
 }

@@ -23,7 +23,11 @@ import dev.nvmf.target.nvme.SubmissionQueueEntry;
  * <p>The Read/Write path allocates nothing: the command context is the backend callback, the namespace lookup is an
  * array read and the counters are LongAdders.
  */
-public final class IoCommands implements CommandParser {
+public final class IoCommands implements CommandParser, AutoCloseable {
+    /** The most memory Compare's scratch buffers take per target (at least one buffer of the largest transfer). */
+    public static final long COMPARE_SCRATCH_BYTES = 16L << 20;
+
+    private final CompareBuffers compareBuffers;
     private final IoCommand read;
     private final IoCommand write;
     private final IoCommand compare;
@@ -35,7 +39,9 @@ public final class IoCommands implements CommandParser {
     public IoCommands(int maxTransferBytes) {
         this.read = new ReadCommand(maxTransferBytes);
         this.write = new WriteCommand(maxTransferBytes);
-        this.compare = new CompareCommand(maxTransferBytes);
+        this.compareBuffers = new CompareBuffers(maxTransferBytes,
+                (int) Math.max(1, COMPARE_SCRATCH_BYTES / maxTransferBytes));
+        this.compare = new CompareCommand(maxTransferBytes, compareBuffers);
     }
 
     @Override
@@ -60,5 +66,11 @@ public final class IoCommands implements CommandParser {
             return null;
         }
         return command.prepare(ctx, c, ns) ? command : null;
+    }
+
+    /** Frees Compare's scratch buffers; call once no command is in flight (every queue closed). */
+    @Override
+    public void close() {
+        compareBuffers.close();
     }
 }
