@@ -170,8 +170,9 @@ public final class Controller {
 
     /**
      * A queue bound to this controller closed (its transport drained it): it is detached; the admin queue's close
-     * ends the controller (kernel core.c, nvmet_sq_destroy and nvmet_ctrl_put): held Asynchronous Event Requests
-     * are aborted, the subsystem forgets the controller and frees its id, and every queue left is disconnected.
+     * ends the controller (kernel core.c, nvmet_sq_destroy: held Asynchronous Event Requests are failed, then
+     * nvmet_ctrl_put): the subsystem forgets the controller and frees its id, and every queue left is
+     * disconnected.
      */
     public void queueClosed(NvmeQueue queue) {
         detach(queue);

@@ -13,10 +13,11 @@ import dev.nvmf.target.nvme.SubmissionQueueEntry;
 import java.lang.foreign.MemorySegment;
 
 /**
- * Dataset Management (NVM Command Set 1.0, 3; kernel {@code nvmet_*_execute_dsm}): without the deallocate attribute
- * a hint, done at once; with it every range is checked first (one out of range fails the command and nothing is
- * deallocated), then each non-empty range goes to the backend, and the last completion completes the command with
- * the first failure, if any. Deallocation is advisory: a backend that cannot do it has done nothing wrong.
+ * Dataset Management (NVM Command Set 1.0, 3; kernel io-cmd-bdev.c / io-cmd-file.c, {@code nvmet_*_execute_dsm}):
+ * without the deallocate attribute a hint, done at once; with it every range is checked first (one out of range
+ * fails the command and nothing is deallocated), then each non-empty range goes to the backend, and the last
+ * completion completes the command with the first failure, if any. Deallocation is advisory: a backend that cannot
+ * do it has done nothing wrong.
  */
 final class DatasetManagementCommand extends IoCommand {
     @Override

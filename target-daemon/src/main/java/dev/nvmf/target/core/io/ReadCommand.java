@@ -5,7 +5,10 @@ import dev.nvmf.target.core.NvmeRequest;
 import dev.nvmf.target.core.controller.Controller;
 import dev.nvmf.target.nvme.Status;
 
-/** Read (kernel io-cmd-bdev.c / io-cmd-file.c, {@code nvmet_*_execute_rw}): the blocks go to the host after completion. */
+/**
+ * Read (kernel io-cmd-bdev.c / io-cmd-file.c, {@code nvmet_*_execute_rw}): the blocks go to the host after the
+ * completion.
+ */
 final class ReadCommand extends TransferCommand {
     ReadCommand(int maxTransferBytes) {
         super(maxTransferBytes, false, NvmeRequest.DIRECTION_CONTROLLER_TO_HOST);

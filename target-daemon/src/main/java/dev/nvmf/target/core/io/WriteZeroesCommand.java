@@ -9,8 +9,9 @@ import dev.nvmf.target.nvme.Status;
 import dev.nvmf.target.nvme.SubmissionQueueEntry;
 
 /**
- * Write Zeroes (NVM Command Set 1.0, 3; kernel {@code nvmet_*_execute_write_zeroes}): the range reads back zeroes;
- * with DEAC the backend may deallocate it instead (DLFEAT says deallocated blocks read zeroes).
+ * Write Zeroes (NVM Command Set 1.0, 3; kernel io-cmd-bdev.c / io-cmd-file.c, {@code nvmet_*_execute_write_zeroes}):
+ * the range reads back zeroes; with DEAC the backend may deallocate it instead (DLFEAT says deallocated blocks read
+ * zeroes).
  */
 final class WriteZeroesCommand extends IoCommand {
     @Override
