@@ -4,12 +4,12 @@ import dev.nvmf.target.core.CommandContext;
 import dev.nvmf.target.core.CommandHandler;
 import dev.nvmf.target.core.CommandParser;
 import dev.nvmf.target.core.NvmeRequest;
+import dev.nvmf.target.core.OpcodeTable;
 import dev.nvmf.target.core.TargetOptions;
 import dev.nvmf.target.core.controller.AsyncEventQueue;
 import dev.nvmf.target.core.controller.Controller;
 import dev.nvmf.target.nvme.Opcodes;
 import dev.nvmf.target.nvme.Status;
-import dev.nvmf.target.nvme.SubmissionQueueEntry;
 import org.agrona.concurrent.NanoClock;
 
 /**
@@ -17,63 +17,32 @@ import org.agrona.concurrent.NanoClock;
  * parse step, plus the small ones — Asynchronous Event Request (5.2), Keep Alive (5.24) and Abort (5.1). Identify is
  * built by {@link IdentifyCommand}, log pages by {@link GetLogPageCommand}, features by {@link FeaturesCommands}.
  * Opcodes a fabrics controller does not implement (queue creation, firmware, format, namespace management, ...)
- * get Invalid Opcode. {@link #parse} decodes the opcode once and returns the handler bound here.
+ * get Invalid Opcode. {@link #parse} finds the handler bound here in an {@link OpcodeTable}.
  */
 public final class AdminCommands implements CommandParser {
-    private final CommandHandler identify;
-    private final CommandHandler getLogPage;
-    private final CommandHandler setFeatures;
-    private final CommandHandler getFeatures;
-    private final CommandHandler asyncEventRequest = AdminCommands::asyncEventRequest;
-    private final CommandHandler keepAlive;
-    private final CommandHandler abort = AdminCommands::abort;
+    private final OpcodeTable table;
 
     /**
      * @param clock      keep-alive and SMART power-on hours read it
      * @param startNanos clock time when the target started (SMART power-on hours)
      */
     public AdminCommands(TargetOptions options, NanoClock clock, long startNanos) {
-        this.identify = new IdentifyCommand(options)::execute;
-        this.getLogPage = new GetLogPageCommand(clock, startNanos)::execute;
         FeaturesCommands features = new FeaturesCommands(clock);
-        this.setFeatures = features::set;
-        this.getFeatures = features::get;
-        this.keepAlive = keepAliveCommand(clock);
+        this.table = new OpcodeTable()
+                .add(Opcodes.ADMIN_IDENTIFY, NvmeRequest.DIRECTION_CONTROLLER_TO_HOST,
+                        new IdentifyCommand(options)::execute)
+                .add(Opcodes.ADMIN_GET_LOG_PAGE, NvmeRequest.DIRECTION_CONTROLLER_TO_HOST,
+                        new GetLogPageCommand(clock, startNanos)::execute)
+                .add(Opcodes.ADMIN_GET_FEATURES, NvmeRequest.DIRECTION_CONTROLLER_TO_HOST, features::get)
+                .add(Opcodes.ADMIN_SET_FEATURES, NvmeRequest.DIRECTION_HOST_TO_CONTROLLER, features::set)
+                .add(Opcodes.ADMIN_ASYNC_EVENT_REQUEST, NvmeRequest.DIRECTION_NONE, AdminCommands::asyncEventRequest)
+                .add(Opcodes.ADMIN_KEEP_ALIVE, NvmeRequest.DIRECTION_NONE, keepAliveCommand(clock))
+                .add(Opcodes.ADMIN_ABORT, NvmeRequest.DIRECTION_NONE, AdminCommands::abort);
     }
 
     @Override
     public CommandHandler parse(CommandContext ctx, Controller c) {
-        switch (ctx.opcode) {
-            case Opcodes.ADMIN_IDENTIFY -> {
-                ctx.request.dataDirection(NvmeRequest.DIRECTION_CONTROLLER_TO_HOST);
-                return identify;
-            }
-            case Opcodes.ADMIN_GET_LOG_PAGE -> {
-                ctx.request.dataDirection(NvmeRequest.DIRECTION_CONTROLLER_TO_HOST);
-                return getLogPage;
-            }
-            case Opcodes.ADMIN_GET_FEATURES -> {
-                ctx.request.dataDirection(NvmeRequest.DIRECTION_CONTROLLER_TO_HOST);
-                return getFeatures;
-            }
-            case Opcodes.ADMIN_SET_FEATURES -> {
-                ctx.request.dataDirection(NvmeRequest.DIRECTION_HOST_TO_CONTROLLER);
-                return setFeatures;
-            }
-            case Opcodes.ADMIN_ASYNC_EVENT_REQUEST -> {
-                return asyncEventRequest;
-            }
-            case Opcodes.ADMIN_KEEP_ALIVE -> {
-                return keepAlive;
-            }
-            case Opcodes.ADMIN_ABORT -> {
-                return abort;
-            }
-            default -> {
-                ctx.fail(Status.INVALID_OPCODE, SubmissionQueueEntry.OPCODE);
-                return null;
-            }
-        }
+        return table.parse(ctx, c);
     }
 
     /** Asynchronous Event Request: held until an event, answered at once if one waits; AERL + 1 at most. */

@@ -4,6 +4,7 @@ import dev.nvmf.target.core.CommandContext;
 import dev.nvmf.target.core.CommandHandler;
 import dev.nvmf.target.core.CommandParser;
 import dev.nvmf.target.core.NvmeRequest;
+import dev.nvmf.target.core.OpcodeTable;
 import dev.nvmf.target.core.TargetOptions;
 import dev.nvmf.target.core.admin.AdminCommands;
 import dev.nvmf.target.core.admin.DataOut;
@@ -26,18 +27,13 @@ import java.lang.foreign.MemorySegment;
  * Admin commands of a discovery controller (NVMe-oF 1.1, 5; kernel discovery.c, {@code nvmet_parse_discovery_cmd}):
  * Identify Controller only, Get Log Page 70h only, Set/Get Features Keep Alive Timer and Asynchronous Event
  * Configuration (discovery log change notices), Asynchronous Event Request and Keep Alive. Everything else: Invalid
- * Opcode / Invalid Field. {@link #parse} decodes the opcode once and returns the handler bound here.
+ * Opcode / Invalid Field. {@link #parse} finds the handler bound here in an {@link OpcodeTable}.
  */
 public final class DiscoveryCommands implements CommandParser {
     private final DiscoveryLogSource logs;
     private final TargetOptions options;
     private final NanoClock clock;
-    private final CommandHandler identify = this::identify;
-    private final CommandHandler getLogPage = this::getLogPage;
-    private final CommandHandler setFeatures = this::setFeatures;
-    private final CommandHandler getFeatures = DiscoveryCommands::getFeatures;
-    private final CommandHandler asyncEventRequest = AdminCommands::asyncEventRequest;
-    private final CommandHandler keepAlive;
+    private final OpcodeTable table;
 
     /**
      * @param logs  where the discovery log page comes from
@@ -47,39 +43,19 @@ public final class DiscoveryCommands implements CommandParser {
         this.logs = logs;
         this.options = options;
         this.clock = clock;
-        this.keepAlive = AdminCommands.keepAliveCommand(clock);
+        this.table = new OpcodeTable()
+                .add(Opcodes.ADMIN_IDENTIFY, NvmeRequest.DIRECTION_CONTROLLER_TO_HOST, this::identify)
+                .add(Opcodes.ADMIN_GET_LOG_PAGE, NvmeRequest.DIRECTION_CONTROLLER_TO_HOST, this::getLogPage)
+                .add(Opcodes.ADMIN_GET_FEATURES, NvmeRequest.DIRECTION_CONTROLLER_TO_HOST,
+                        DiscoveryCommands::getFeatures)
+                .add(Opcodes.ADMIN_SET_FEATURES, NvmeRequest.DIRECTION_HOST_TO_CONTROLLER, this::setFeatures)
+                .add(Opcodes.ADMIN_ASYNC_EVENT_REQUEST, NvmeRequest.DIRECTION_NONE, AdminCommands::asyncEventRequest)
+                .add(Opcodes.ADMIN_KEEP_ALIVE, NvmeRequest.DIRECTION_NONE, AdminCommands.keepAliveCommand(clock));
     }
 
     @Override
     public CommandHandler parse(CommandContext ctx, Controller c) {
-        switch (ctx.opcode) {
-            case Opcodes.ADMIN_IDENTIFY -> {
-                ctx.request.dataDirection(NvmeRequest.DIRECTION_CONTROLLER_TO_HOST);
-                return identify;
-            }
-            case Opcodes.ADMIN_GET_LOG_PAGE -> {
-                ctx.request.dataDirection(NvmeRequest.DIRECTION_CONTROLLER_TO_HOST);
-                return getLogPage;
-            }
-            case Opcodes.ADMIN_GET_FEATURES -> {
-                ctx.request.dataDirection(NvmeRequest.DIRECTION_CONTROLLER_TO_HOST);
-                return getFeatures;
-            }
-            case Opcodes.ADMIN_SET_FEATURES -> {
-                ctx.request.dataDirection(NvmeRequest.DIRECTION_HOST_TO_CONTROLLER);
-                return setFeatures;
-            }
-            case Opcodes.ADMIN_ASYNC_EVENT_REQUEST -> {
-                return asyncEventRequest;
-            }
-            case Opcodes.ADMIN_KEEP_ALIVE -> {
-                return keepAlive;
-            }
-            default -> {
-                ctx.fail(Status.INVALID_OPCODE, SubmissionQueueEntry.OPCODE);
-                return null;
-            }
-        }
+        return table.parse(ctx, c);
     }
 
     private void identify(CommandContext ctx, Controller c) {

@@ -4,7 +4,6 @@ import dev.nvmf.target.core.CommandContext;
 import dev.nvmf.target.core.NvmeRequest;
 import dev.nvmf.target.core.controller.Controller;
 import dev.nvmf.target.core.subsystem.Namespace;
-import dev.nvmf.target.nvme.Status;
 
 /** Flush (kernel io-cmd-bdev.c / io-cmd-file.c, {@code nvmet_*_execute_flush}): everything written is durable. */
 final class FlushCommand extends IoCommand {
@@ -17,14 +16,5 @@ final class FlushCommand extends IoCommand {
     @Override
     public void execute(CommandContext ctx, Controller c) {
         ctx.namespace.backend().flush(ctx.request, ctx);
-    }
-
-    @Override
-    public void backendDone(CommandContext ctx, int result) {
-        if (result != 0) {
-            completeFailed(ctx, result);
-            return;
-        }
-        ctx.complete(Status.SUCCESS);
     }
 }

@@ -19,6 +19,24 @@ abstract class IoCommand implements CommandHandler {
      */
     abstract boolean prepare(CommandContext ctx, Controller c, Namespace ns);
 
+    /**
+     * The backend operation finished: a failure completes the command with the errno's status, a success with
+     * what {@link #succeeded} says. Commands with more to do after the backend override this.
+     */
+    @Override
+    public void backendDone(CommandContext ctx, int result) {
+        if (result != 0) {
+            completeFailed(ctx, result);
+            return;
+        }
+        ctx.complete(succeeded(ctx));
+    }
+
+    /** The backend operation succeeded: account for it and return the command's status. */
+    int succeeded(CommandContext ctx) {
+        return Status.SUCCESS;
+    }
+
     /** slba + blocks within the namespace, with slba taken as unsigned. */
     static boolean inRange(Namespace ns, long slba, long blocks) {
         long size = ns.sizeBlocks();

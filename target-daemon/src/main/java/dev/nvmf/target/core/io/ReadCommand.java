@@ -26,12 +26,8 @@ final class ReadCommand extends TransferCommand {
     }
 
     @Override
-    public void backendDone(CommandContext ctx, int result) {
-        if (result != 0) {
-            completeFailed(ctx, result);
-            return;
-        }
+    int succeeded(CommandContext ctx) {
         ctx.namespace.statistics().read(ctx.byteLength);
-        ctx.complete(Status.SUCCESS);
+        return Status.SUCCESS;
     }
 }

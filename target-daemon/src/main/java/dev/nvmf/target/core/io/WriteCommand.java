@@ -21,12 +21,8 @@ final class WriteCommand extends TransferCommand {
     }
 
     @Override
-    public void backendDone(CommandContext ctx, int result) {
-        if (result != 0) {
-            completeFailed(ctx, result);
-            return;
-        }
+    int succeeded(CommandContext ctx) {
         ctx.namespace.statistics().written(ctx.byteLength);
-        ctx.complete(Status.SUCCESS);
+        return Status.SUCCESS;
     }
 }

@@ -41,13 +41,4 @@ final class WriteZeroesCommand extends IoCommand {
             ctx.namespace.backend().writeZeroes(ctx.byteOffset, ctx.byteLength, ctx.request, ctx);
         }
     }
-
-    @Override
-    public void backendDone(CommandContext ctx, int result) {
-        if (result != 0) {
-            completeFailed(ctx, result);
-            return;
-        }
-        ctx.complete(Status.SUCCESS);
-    }
 }
