@@ -31,7 +31,8 @@
  *       {@code QueueServices}</td>
  *       <td>Base 2.0 &sect;4.2, &sect;4.6</td><td>core.c (nvmet_req_init/complete)</td></tr>
  *   <tr><td>Parse once, execute by the handler chosen then</td>
- *       <td>{@link dev.nvmf.target.core.CommandParser}, {@link dev.nvmf.target.core.CommandHandler}</td>
+ *       <td>{@link dev.nvmf.target.core.CommandParser}, {@link dev.nvmf.target.core.CommandHandler},
+ *       {@link dev.nvmf.target.core.OpcodeTable}</td>
  *       <td></td><td>core.c (req-&gt;execute)</td></tr>
  *   <tr><td>Subsystems, namespaces, host allow list, ports, referrals, controller ids, the
  *       daemon's per-namespace meters</td>
