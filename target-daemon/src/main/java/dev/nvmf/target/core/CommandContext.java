@@ -8,10 +8,10 @@ import java.lang.foreign.MemorySegment;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * The core's per-command state (kernel: the core half of {@code struct nvmet_req}), kept in
- * {@link NvmeRequest#coreState()}: created the first time the transport's pooled request reaches the core and
- * reused for every later command, so nothing is allocated per command once warm. It is also the backend callback
- * of its I/O (no lambda, no capture).
+ * The core's per-command state (kernel: the core half of {@code struct nvmet_req}). Every {@link NvmeRequest}
+ * carries one, created with the transport's pooled request and reused for every later command, so nothing is
+ * allocated per command. It holds the {@link CommandHandler} chosen when the command was parsed, and it is the
+ * backend callback of its I/O (no lambda, no capture): a backend completion goes straight to that handler.
  */
 public final class CommandContext implements BackendCallback {
     /** The command, as a flyweight over the request's SQE. */
@@ -24,7 +24,7 @@ public final class CommandContext implements BackendCallback {
     public int opcode;
     public int cid;
     public int nsid;
-    /** The namespace an I/O command addresses (set by begin). */
+    /** The namespace an I/O command addresses (set when it is parsed). */
     public Namespace namespace;
     /** Byte offset and length of an I/O command on its namespace. */
     public long byteOffset;
@@ -39,19 +39,10 @@ public final class CommandContext implements BackendCallback {
     public int result1;
     /** Byte offset in the SQE (or Connect data, bit 16) of the field a failure is about, for the error log. */
     public int errorLocation;
-    /** Compare reads the medium here before comparing (grown on first use, then reused). */
+    /** A buffer the command borrowed until it completes (Compare reads the medium into it), or NULL. */
     public MemorySegment scratch = MemorySegment.NULL;
-
-    /** The context of a request, created on its first use. */
-    public static CommandContext of(NvmeRequest request) {
-        Object state = request.coreState();
-        if (state instanceof CommandContext c) {
-            return c;
-        }
-        CommandContext c = new CommandContext();
-        request.coreState(c);
-        return c;
-    }
+    /** What executes this command (kernel: {@code req->execute}); set once, when the command is parsed. */
+    CommandHandler handler;
 
     void reset(NvmeRequest r, NvmeQueue q) {
         request = r;
@@ -69,6 +60,8 @@ public final class CommandContext implements BackendCallback {
         result0 = 0;
         result1 = 0;
         errorLocation = 0xFFFF;
+        scratch = MemorySegment.NULL;
+        handler = null;
     }
 
     /** Writes the completion and hands the request back to the transport. Any thread; exactly once. */
@@ -82,8 +75,13 @@ public final class CommandContext implements BackendCallback {
         queue.complete(this, status);
     }
 
+    /** Tells the target's observer that a backend operation of this command failed with {@code result}. Any thread. */
+    public void reportBackendFailure(int result) {
+        queue.reportBackendFailure(this, result);
+    }
+
     @Override
     public void backendDone(Object attachment, int result) {
-        queue.target().io().backendDone(this, result);
+        handler.backendDone(this, result);
     }
 }

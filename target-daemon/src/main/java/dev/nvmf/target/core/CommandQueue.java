@@ -29,9 +29,10 @@ public interface CommandQueue {
 
     /**
      * The transport lost this queue to an error other than a flush (an error work completion, a failed post):
-     * that is fatal for the whole controller (nvmf-rdma.md section 5): CSTS.CFS is set and every queue of the
-     * controller is disconnected, so the host sees the failure and recovers through a reset. A queue not yet
-     * bound to a controller only goes away. Any thread; idempotent.
+     * that is fatal for the whole controller, as in the kernel target (kernel rdma.c, nvmet_rdma_error_comp, and
+     * core.c, nvmet_ctrl_fatal_error): CSTS.CFS is set and every queue of the controller is disconnected, so the
+     * host sees the failure and recovers through a reset. A queue not yet bound to a controller only goes away.
+     * Any thread; idempotent.
      */
     void transportFailed(String reason);
 

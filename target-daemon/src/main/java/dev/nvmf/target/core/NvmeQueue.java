@@ -7,17 +7,22 @@ import dev.nvmf.target.nvme.Opcodes;
 import dev.nvmf.target.nvme.Status;
 import dev.nvmf.target.nvme.SubmissionQueueEntry;
 
+import java.lang.foreign.MemorySegment;
+
 /**
  * One submission/completion queue pair as the core sees it (kernel: {@code nvmet_sq}/{@code nvmet_cq} and
  * {@code nvmet_req_init}/{@code nvmet_req_complete} in core.c): the gate every command passes.
  *
  * <p>{@link #begin} advances the SQ head, stamps keep-alive traffic, applies the checks every command shares
- * (transport status, fused and PSDT bits, Connect first, CC.EN) and hands the command to the Fabrics, Admin,
- * Discovery or I/O handlers, which set the data direction. {@link #complete} writes the CQE (SQHD, SQID, CID,
- * status, result) and records failures in the controller's error log.
+ * (transport status, fused and PSDT bits, Connect first, CC.EN) and hands the command to one command set's
+ * {@link CommandParser}: Fabrics for opcode 7Fh, otherwise the set chosen when Connect bound the queue (admin,
+ * discovery or I/O). The parser sets the data direction and returns the {@link CommandHandler}, which the command's
+ * context keeps: {@link #execute} and the backend's completion call it without decoding the opcode again.
+ * {@link #complete} writes the CQE (SQHD, SQID, CID, status, result) and records failures in the controller's error
+ * log.
  */
 public final class NvmeQueue implements CommandQueue {
-    private final NvmeTarget target;
+    private final QueueServices services;
     private final int portId;
     private final int qid;
     private final QueueTransport transport;
@@ -28,23 +33,25 @@ public final class NvmeQueue implements CommandQueue {
     /** SQHD as reported; read by completions on other threads. */
     private volatile int sqhd;
     private volatile boolean sqFlowControlDisabled;
+    /** The command set of the queue's commands other than Fabrics; chosen by {@link #bind}. */
+    private CommandParser commandSet;
     private volatile Controller controller;
     /** Last command seen, for traffic-based keep-alive (written by this queue's poller only). */
     private volatile long lastCommandNanos;
     private volatile boolean closed;
 
-    NvmeQueue(NvmeTarget target, int portId, int qid, int sqSize, QueueTransport transport) {
-        this.target = target;
+    NvmeQueue(QueueServices services, int portId, int qid, int sqSize, QueueTransport transport) {
+        this.services = services;
         this.portId = portId;
         this.qid = qid;
         this.size = Math.max(1, sqSize);
         this.transport = transport;
-        this.lastCommandNanos = target.clock().nanoTime();
+        this.lastCommandNanos = services.clock.nanoTime();
     }
 
     @Override
     public boolean begin(NvmeRequest request) {
-        CommandContext ctx = CommandContext.of(request);
+        CommandContext ctx = request.context();
         ctx.reset(request, this);
         int h = head + 1;
         if (h >= size) {
@@ -52,7 +59,7 @@ public final class NvmeQueue implements CommandQueue {
         }
         head = h;
         sqhd = h;
-        lastCommandNanos = target.clock().nanoTime();
+        lastCommandNanos = services.clock.nanoTime();
 
         int transportStatus = request.transportStatus();
         if (transportStatus != 0) {
@@ -70,47 +77,36 @@ public final class NvmeQueue implements CommandQueue {
             return false;
         }
         Controller c = controller;
+        CommandParser parser;
         if (ctx.opcode == Opcodes.FABRICS) {
-            return target.fabrics().begin(ctx, c);
-        }
-        if (c == null) {
+            parser = services.fabrics;
+        } else if (c == null) {
             // Anything but Connect before Connect (NVMe-oF 1.1, 3.3).
             ctx.complete(Status.COMMAND_SEQUENCE_ERROR);
             return false;
-        }
-        if (!c.properties().ready()) {
+        } else if (!c.properties().ready()) {
             // The kernel target refuses admin and I/O commands while CC.EN = 0 or CSTS.RDY = 0.
             ctx.complete(Status.COMMAND_SEQUENCE_ERROR);
             return false;
+        } else {
+            parser = commandSet;
         }
-        if (qid == 0) {
-            return c.isDiscovery() ? target.discovery().begin(ctx, c) : target.admin().begin(ctx, c);
-        }
-        return target.io().begin(ctx, c);
+        CommandHandler handler = parser.parse(ctx, c);
+        ctx.handler = handler;
+        return handler != null;
     }
 
     @Override
     public void execute(NvmeRequest request) {
-        CommandContext ctx = (CommandContext) request.coreState();
-        Controller c = controller;
-        if (ctx.opcode == Opcodes.FABRICS) {
-            target.fabrics().execute(ctx, c);
-        } else if (qid == 0) {
-            if (c.isDiscovery()) {
-                target.discovery().execute(ctx, c);
-            } else {
-                target.admin().execute(ctx, c);
-            }
-        } else {
-            target.io().execute(ctx, c);
-        }
+        CommandContext ctx = request.context();
+        ctx.handler.execute(ctx, controller);
     }
 
     /** Writes the CQE of {@code ctx} and completes its request (any thread). */
     void complete(CommandContext ctx, int status) {
         NvmeRequest request = ctx.request;
         // Completions run on any thread: write through static accessors, not a shared flyweight.
-        java.lang.foreign.MemorySegment r = request.response();
+        MemorySegment r = request.response();
         Le.u32(r, CompletionQueueEntry.DW0, ctx.result0);
         Le.u32(r, CompletionQueueEntry.DW1, ctx.result1);
         Le.u16(r, CompletionQueueEntry.SQHD, sqFlowControlDisabled ? 0xFFFF : sqhd);
@@ -123,8 +119,13 @@ public final class NvmeQueue implements CommandQueue {
                 c.errorLog().record(qid, ctx.cid, status, ctx.errorLocation, ctx.lba, ctx.nsid);
             }
         }
-        target.observer().commandCompleted(ctx, status);
+        services.observer().commandCompleted(ctx, status);
         transport.complete(request);
+    }
+
+    /** A backend operation of {@code ctx} failed (any thread): the observer counts it. */
+    void reportBackendFailure(CommandContext ctx, int result) {
+        services.observer().backendFailed(ctx, result);
     }
 
     @Override
@@ -154,7 +155,8 @@ public final class NvmeQueue implements CommandQueue {
             c = controller;
         }
         if (c != null) {
-            target.queueClosed(this, c);
+            c.queueClosed(this);
+            services.observer().queueClosed(this, c);
         }
     }
 
@@ -164,18 +166,22 @@ public final class NvmeQueue implements CommandQueue {
     }
 
     public int portId() { return portId; }
-    public NvmeTarget target() { return target; }
     public QueueTransport transport() { return transport; }
     public Controller controller() { return controller; }
     public long lastCommandNanos() { return lastCommandNanos; }
     public int size() { return size; }
     public boolean isClosed() { return closed; }
 
-    /** Connect succeeded: bind to the controller, adopt the host's queue size and flow control choice. */
+    /**
+     * Connect succeeded: bind to the controller, adopt the host's queue size and flow control choice, and choose the
+     * command set of every later command but Fabrics (kernel core.c, nvmet_req_init: I/O on an I/O queue, admin or
+     * discovery on the admin queue by the controller's subsystem).
+     */
     public void bind(Controller c, int entries, boolean disableSqFlowControl) {
-        this.controller = c;
+        this.commandSet = services.commandSetOf(qid, c);
         this.size = entries;
         this.sqFlowControlDisabled = disableSqFlowControl;
+        this.controller = c;
     }
 
     /** Asks the transport to tear this queue down. */

@@ -6,17 +6,19 @@ import java.lang.foreign.MemorySegment;
  * One NVMe command in flight, seen from the boundary between a transport and the core.
  *
  * <p>Owned and pooled by the transport queue (one per command context, preallocated at connect), reused for
- * every command: the core keeps no reference to it after {@link QueueTransport#complete}. The transport sets the
- * command and response views and the data buffer; the core reads the command, moves data through {@link #data()},
- * and writes the whole 16-byte completion queue entry into {@link #response()} before it completes the request.
+ * every command: the core keeps no reference to it after {@link QueueTransport#complete}. Each request carries the
+ * core's {@link CommandContext}, created with it, so a command allocates nothing in the core either. The transport
+ * sets the command and response views and the data buffer; the core reads the command, moves data through
+ * {@link #data()}, and writes the whole 16-byte completion queue entry into {@link #response()} before it
+ * completes the request.
  *
  * <p>The life of a request (see docs/architecture.md):
  * <ol>
  *   <li>The transport binds the command (64-byte SQE) and the response buffer, sets {@link #transportStatus}
  *       if it could not map the SGL, and calls {@link CommandQueue#begin}.</li>
- *   <li>If {@code begin} returns true the core has parsed the command and set {@link #dataDirection()}; the
- *       transport brings host data in (in-capsule slice or RDMA READ) or prepares a buffer for data out, sets
- *       {@link #data(MemorySegment, int)}, and calls {@link CommandQueue#execute}.</li>
+ *   <li>If {@code begin} returns true the core has parsed the command, chosen its handler and set
+ *       {@link #dataDirection()}; the transport brings host data in (in-capsule slice or RDMA READ) or prepares a
+ *       buffer for data out, sets {@link #data(MemorySegment, int)}, and calls {@link CommandQueue#execute}.</li>
  *   <li>The core (maybe asynchronously, through a backend) finishes and calls {@link QueueTransport#complete}
  *       exactly once, from any thread. For controller-to-host commands with a success status the transport then
  *       sends {@link #dataLength()} bytes of {@link #data()} to the host before the response.</li>
@@ -38,11 +40,13 @@ public final class NvmeRequest {
     private int dataDirection;
     private int transportStatus;
     private long startNanos;
-    private Object coreState;
+    /** The core's half of the command (kernel: {@code struct nvmet_req}), created with the pooled request. */
+    private final CommandContext context = new CommandContext();
 
     /** @param tag the transport's index of this request in its pool (for its own bookkeeping) */
     public NvmeRequest(int tag) {
         this.tag = tag;
+        this.context.request = this;
     }
 
     public int tag() { return tag; }
@@ -95,8 +99,6 @@ public final class NvmeRequest {
 
     public void startNanos(long nanos) { this.startNanos = nanos; }
 
-    /** Scratch slot for the core's per-command state (set and read by the core only). */
-    public Object coreState() { return coreState; }
-
-    public void coreState(Object state) { this.coreState = state; }
+    /** The core's state of the command (the core's only; a transport never sees it). */
+    CommandContext context() { return context; }
 }

@@ -4,6 +4,8 @@ import dev.nvmf.target.core.admin.AdminCommands;
 import dev.nvmf.target.core.controller.Controller;
 import dev.nvmf.target.core.discovery.DiscoveryCommands;
 import dev.nvmf.target.core.discovery.DiscoveryLogPage;
+import dev.nvmf.target.core.discovery.DiscoveryLogSource;
+import dev.nvmf.target.core.fabrics.ConnectModel;
 import dev.nvmf.target.core.fabrics.FabricsCommands;
 import dev.nvmf.target.core.io.IoCommands;
 import dev.nvmf.target.core.subsystem.Port;
@@ -29,8 +31,12 @@ import java.util.TreeMap;
  * model at runtime through the methods here and on {@link Subsystem}; they are thread-safe (one model lock, control
  * path only) and every change that alters what a host may discover bumps the discovery generation counter and
  * notifies discovery controllers. The daemon calls {@link #checkTimers} periodically (keep-alive).
+ *
+ * <p>The target builds the command sets once and wires each with only what it needs: the options, the clock, and
+ * for Connect and the discovery log the narrow views {@link ConnectModel} and {@link DiscoveryLogSource} that the
+ * target implements. No handler and no queue knows this class.
  */
-public final class NvmeTarget implements QueueAcceptor {
+public final class NvmeTarget implements QueueAcceptor, ConnectModel, DiscoveryLogSource, AutoCloseable {
     private final TargetOptions options;
     private final NanoClock clock;
     private final long startNanos;
@@ -41,11 +47,7 @@ public final class NvmeTarget implements QueueAcceptor {
     private final List<Referral> referrals = new ArrayList<>();
     private final Subsystem discoverySubsystem;
     private volatile long discoveryGeneration = 1;
-    private volatile TargetObserver observer = TargetObserver.NONE;
-
-    private final FabricsCommands fabrics;
-    private final AdminCommands admin;
-    private final DiscoveryCommands discovery;
+    private final QueueServices queues;
     private final IoCommands io;
 
     public NvmeTarget() {
@@ -64,16 +66,28 @@ public final class NvmeTarget implements QueueAcceptor {
                 new SubsystemConfig(DiscoveryLog.DISCOVERY_NQN, "", "nvmf-target discovery", "0.1.0", true,
                         SubsystemConfig.MIN_CNTLID, SubsystemConfig.MAX_CNTLID, 1),
                 true, lock, this::discoveryChanged);
-        this.fabrics = new FabricsCommands(this);
-        this.admin = new AdminCommands(this);
-        this.discovery = new DiscoveryCommands(this);
         this.io = new IoCommands(options.maxTransferBytes());
+        this.queues = new QueueServices(
+                new FabricsCommands(this, options, clock),
+                new AdminCommands(options, clock, startNanos),
+                new DiscoveryCommands(this, options, clock),
+                io,
+                clock);
+    }
+
+    /**
+     * Frees the target's own native memory (Compare's scratch buffers). Call once every queue is closed (the
+     * transport stopped); the model stays readable, but no command may run after.
+     */
+    @Override
+    public void close() {
+        io.close();
     }
 
     @Override
     public CommandQueue openQueue(int portId, int qid, int sqSize, QueueTransport transport) {
         Objects.requireNonNull(transport, "transport");
-        return new NvmeQueue(this, portId, qid, sqSize, transport);
+        return new NvmeQueue(queues, portId, qid, sqSize, transport);
     }
 
     public TargetOptions options() { return options; }
@@ -83,16 +97,11 @@ public final class NvmeTarget implements QueueAcceptor {
     /** The model lock (control path). */
     public Object lock() { return lock; }
 
-    public FabricsCommands fabrics() { return fabrics; }
-    public AdminCommands admin() { return admin; }
-    public DiscoveryCommands discovery() { return discovery; }
-    public IoCommands io() { return io; }
-
     /** Who learns about completions, backend failures and closed queues (the daemon's metrics and logs). */
-    public TargetObserver observer() { return observer; }
+    public TargetObserver observer() { return queues.observer(); }
 
     public void observer(TargetObserver observer) {
-        this.observer = Objects.requireNonNull(observer, "observer");
+        queues.observer(observer);
     }
 
     // ------------------------------------------------------------------------------------------- ports
@@ -135,6 +144,7 @@ public final class NvmeTarget implements QueueAcceptor {
         return removed;
     }
 
+    @Override
     public Port port(int portId) {
         synchronized (lock) {
             return ports.get(portId);
@@ -228,6 +238,7 @@ public final class NvmeTarget implements QueueAcceptor {
      * The subsystem a Connect on {@code portId} may reach by this NQN: known, not removed, and exposed on that
      * (known) port; the discovery subsystem is reachable on every known port. Null otherwise.
      */
+    @Override
     public Subsystem subsystemOnPort(String nqn, int portId) {
         synchronized (lock) {
             if (!ports.containsKey(portId)) {
@@ -274,6 +285,7 @@ public final class NvmeTarget implements QueueAcceptor {
     public long discoveryGeneration() { return discoveryGeneration; }
 
     /** Builds the whole discovery log page for a host connected through {@code portId} (control path). */
+    @Override
     public byte[] discoveryLog(String hostNqn, int portId) {
         synchronized (lock) {
             return DiscoveryLogPage.build(discoveryGeneration, hostNqn, ports.get(portId),
@@ -296,6 +308,7 @@ public final class NvmeTarget implements QueueAcceptor {
      * Creates a controller for an admin queue Connect; null if the subsystem's controller id range is used up or
      * the subsystem was removed meanwhile.
      */
+    @Override
     public Controller createController(Subsystem subsystem, Port port, String hostNqn, byte[] hostId,
                                        long katoMillis) {
         synchronized (lock) {
@@ -311,19 +324,6 @@ public final class NvmeTarget implements QueueAcceptor {
             subsystem.attach(c);
             return c;
         }
-    }
-
-    /** A queue bound to {@code c} closed: detach it; the admin queue's close ends the controller. */
-    void queueClosed(NvmeQueue queue, Controller c) {
-        c.detach(queue);
-        if (queue.qid() == 0) {
-            c.events().abortAll(dev.nvmf.target.nvme.Status.ABORTED_SQ_DELETION);
-            synchronized (lock) {
-                c.subsystem().detach(c);
-            }
-            c.end();
-        }
-        observer.queueClosed(queue, c);
     }
 
     /** Every live controller, discovery controllers included (a snapshot). */

@@ -7,8 +7,8 @@ import dev.nvmf.target.core.controller.Controller;
  * {@link NvmeTarget#observer(TargetObserver)}; the default does nothing.
  *
  * <p>{@link #commandCompleted} and {@link #backendFailed} run on the I/O path (a poller or a backend thread):
- * implementations must not block and must not allocate for I/O commands (pre-resolve what they need, e.g. through
- * {@code Namespace.attachment()}).
+ * implementations must not block and must not allocate for I/O commands (pre-resolve what they need, e.g. as a
+ * namespace's {@link dev.nvmf.target.core.subsystem.NamespaceObserver}).
  */
 public interface TargetObserver {
     TargetObserver NONE = new TargetObserver() { };

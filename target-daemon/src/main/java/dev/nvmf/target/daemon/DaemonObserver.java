@@ -6,8 +6,6 @@ import dev.nvmf.target.core.TargetObserver;
 import dev.nvmf.target.core.controller.Controller;
 import dev.nvmf.target.core.subsystem.Namespace;
 import dev.nvmf.target.metrics.ConnectFailure;
-import dev.nvmf.target.metrics.IoOpcode;
-import dev.nvmf.target.metrics.NamespaceIoMetrics;
 import dev.nvmf.target.metrics.TargetMetrics;
 import dev.nvmf.target.nvme.DiscoveryLog;
 import dev.nvmf.target.nvme.FabricsCommand;
@@ -24,8 +22,8 @@ import java.util.logging.Logger;
  * reason, one log line each), controller creation and teardown, queue disconnects.
  *
  * <p>The I/O path ({@link #commandCompleted} for I/O commands, {@link #backendFailed}) looks nothing up: the
- * namespace carries its pre-resolved meters ({@link Namespace#attachment()}, an array indexed by
- * {@link IoOpcode#ordinal()}), and recording into them allocates nothing. Only Fabrics Connect completions, which
+ * namespace carries its pre-resolved meters ({@link Namespace#observer()}, a {@link NamespaceMeters}), and
+ * recording into them allocates nothing. Only Fabrics Connect completions, which
  * are rare, build strings and log.
  */
 final class DaemonObserver implements TargetObserver {
@@ -46,17 +44,12 @@ final class DaemonObserver implements TargetObserver {
             return;
         }
         Namespace ns = ctx.namespace;
-        if (ns == null || ctx.queue.qid() == 0 || !(ns.attachment() instanceof NamespaceIoMetrics[] meters)) {
+        if (ns == null || ctx.queue.qid() == 0) {
             return;
         }
-        NamespaceIoMetrics m = meters[IoOpcode.of(ctx.opcode).ordinal()];
         long start = ctx.request.startNanos();
         long latency = start == 0 ? 0 : Math.max(0, System.nanoTime() - start);
-        if (status == 0) {
-            m.record(latency, movesData(ctx.opcode) ? ctx.byteLength : 0);
-        } else {
-            m.recordError(latency);
-        }
+        ns.observer().ioCompleted(ctx.opcode, status, latency, movesData(ctx.opcode) ? ctx.byteLength : 0);
     }
 
     private static boolean movesData(int opcode) {
@@ -66,8 +59,8 @@ final class DaemonObserver implements TargetObserver {
     @Override
     public void backendFailed(CommandContext ctx, int result) {
         Namespace ns = ctx.namespace;
-        if (ns != null && ns.attachment() instanceof NamespaceIoMetrics[] meters) {
-            meters[IoOpcode.of(ctx.opcode).ordinal()].recordBackendError();
+        if (ns != null) {
+            ns.observer().backendFailed(ctx.opcode, result);
         }
     }
 

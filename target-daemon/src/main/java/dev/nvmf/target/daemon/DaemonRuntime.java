@@ -257,6 +257,7 @@ public final class DaemonRuntime implements TargetRuntime {
         live.clear();
         LOG.info("stopped: every queue drained, " + transport.metrics().queuesClosed.sum()
                 + " queues released in all, backends closed");
+        target.close(); // no command is in flight: the core's own buffers go
         target = null;
     }
 
@@ -567,7 +568,7 @@ public final class DaemonRuntime implements TargetRuntime {
             for (Map.Entry<NsKey, Live> e : itsNamespaces.entrySet()) {
                 Live l = e.getValue();
                 Namespace ns = back.addNamespace(l.namespace().config(), l.backend());
-                ns.attachment(l.namespace().attachment());
+                ns.observer(l.namespace().observer());
                 live.put(e.getKey(), new Live(nqn, l.config(), l.backend(), ns));
             }
             for (int p : ports) {
@@ -667,7 +668,7 @@ public final class DaemonRuntime implements TargetRuntime {
         try {
             Opened o = open(sub.nqn(), oldCfg);
             Namespace ns = sub.addNamespace(o.coreConfig(), o.backend());
-            ns.attachment(metrics.namespaceIo(sub.nqn(), oldCfg.nsid()));
+            ns.observer(new NamespaceMeters(metrics.namespaceIo(sub.nqn(), oldCfg.nsid())));
             live.put(new NsKey(sub.nqn(), oldCfg.nsid()), new Live(sub.nqn(), oldCfg, o.backend(), ns));
         } catch (Exception e) {
             LOG.log(Level.SEVERE, LogContext.format(sub.nqn(), null, "rollback could not reopen namespace "
@@ -681,7 +682,7 @@ public final class DaemonRuntime implements TargetRuntime {
         var meters = metrics.namespaceIo(nqn, nsid);
         // Adding it raises the Namespace Attribute Changed notice on every controller of the subsystem.
         Namespace ns = sub.addNamespace(o.coreConfig(), o.backend());
-        ns.attachment(meters);
+        ns.observer(new NamespaceMeters(meters));
         NsKey key = new NsKey(nqn, nsid);
         live.put(key, new Live(nqn, o.config(), o.backend(), ns));
         j.did(() -> {
@@ -706,7 +707,7 @@ public final class DaemonRuntime implements TargetRuntime {
             Live again = removedThisReload.remove(key);
             if (again != null) {
                 Namespace ns = sub.addNamespace(l.namespace().config(), l.backend());
-                ns.attachment(l.namespace().attachment());
+                ns.observer(l.namespace().observer());
                 live.put(key, new Live(nqn, l.config(), l.backend(), ns));
             }
         });

@@ -21,7 +21,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 
 /** Admin commands of an I/O controller, bytes in and bytes out (NVMe Base 2.0, 5). */
 class AdminCommandsTest extends CoreFixture {
-    private TestHost h;
+    private CapsuleHost h;
 
     @BeforeEach
     void connect() {
@@ -143,7 +143,7 @@ class AdminCommandsTest extends CoreFixture {
 
     @Test
     void errorLogRecordsFailuresNewestFirst() {
-        TestHost.Queue io = h.connectIo(1, 128);
+        CapsuleHost.Queue io = h.connectIo(1, 128);
         Completion bad = io.expect(Status.LBA_OUT_OF_RANGE, Cmd.read(1, 5000, 1, 512));
         h.admin.expect(Status.INVALID_OPCODE, Cmd.admin(0x7E));
         Completion c = h.admin.submit(Cmd.getLogPage(LogPages.LID_ERROR_INFORMATION, 0, 128 * 64, 0, false));
@@ -162,7 +162,7 @@ class AdminCommandsTest extends CoreFixture {
 
     @Test
     void smartLogCountsRealIo() {
-        TestHost.Queue io = h.connectIo(1, 128);
+        CapsuleHost.Queue io = h.connectIo(1, 128);
         for (int i = 0; i < 3; i++) {
             assertEquals(0, io.submit(Cmd.write(1, i * 8, 8, new byte[4096])).status());
         }

@@ -7,6 +7,8 @@ import dev.nvmf.target.core.subsystem.Subsystem;
 import dev.nvmf.target.core.subsystem.SubsystemConfig;
 import dev.nvmf.target.nvme.DiscoveryLog;
 
+import org.junit.jupiter.api.AfterEach;
+
 import java.util.UUID;
 
 /** A target with one port, one subsystem and two namespaces (512 B and 4 KiB blocks), and a clock tests move. */
@@ -35,8 +37,13 @@ class CoreFixture {
         target.exposeSubsystem(1, SUBNQN);
     }
 
-    TestHost host(String nqn) {
-        return new TestHost(target, nqn);
+    @AfterEach
+    void closeTarget() {
+        target.close();
+    }
+
+    CapsuleHost host(String nqn) {
+        return new CapsuleHost(target, nqn);
     }
 
     void advanceMillis(long ms) {

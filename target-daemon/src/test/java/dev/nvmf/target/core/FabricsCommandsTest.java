@@ -17,7 +17,7 @@ class FabricsCommandsTest extends CoreFixture {
 
     @Test
     void adminConnectCreatesDynamicControllerAndReturnsCntlid() {
-        TestHost h = host(HOST1);
+        CapsuleHost h = host(HOST1);
         Completion c = h.connectAdmin(SUBNQN, 5000);
         assertEquals(Status.SUCCESS, c.status());
         assertEquals(1, c.dw0() & 0xFFFF, "first CNTLID of the default range");
@@ -28,8 +28,8 @@ class FabricsCommandsTest extends CoreFixture {
 
     @Test
     void commandsBeforeConnectAreCommandSequenceErrors() {
-        TestHost h = host(HOST1);
-        TestHost.Queue q = h.open(0, 32);
+        CapsuleHost h = host(HOST1);
+        CapsuleHost.Queue q = h.open(0, 32);
         q.expect(Status.COMMAND_SEQUENCE_ERROR, Cmd.identify(1, 0));
         q.expect(Status.COMMAND_SEQUENCE_ERROR, Cmd.propertyGet(Properties.CAP, true));
         // Connect afterwards still works: the refusal did not poison the queue.
@@ -38,10 +38,10 @@ class FabricsCommandsTest extends CoreFixture {
 
     @Test
     void connectFailuresCarryExactStatusAndIpo() {
-        TestHost h = host(HOST1);
+        CapsuleHost h = host(HOST1);
         byte[] id = h.hostId;
         // RECFMT != 0: Incompatible Format
-        TestHost.Queue q = h.open(0, 32);
+        CapsuleHost.Queue q = h.open(0, 32);
         q.expect(Status.CONNECT_INCOMPATIBLE_FORMAT,
                 Cmd.connect(0, 31, 0, id, 0xFFFF, SUBNQN, HOST1).u16(FabricsCommand.CONNECT_RECFMT, 1));
         // QID not the transport's queue id: IPO 42 in the SQE
@@ -51,7 +51,7 @@ class FabricsCommandsTest extends CoreFixture {
         c = q.expect(Status.CONNECT_INVALID_PARAMETERS, Cmd.connect(0, 0, 0, id, 0xFFFF, SUBNQN, HOST1));
         assertEquals(44, c.dw0());
         // Admin SQSIZE above the admin depth (32 entries)
-        TestHost.Queue big = h.open(0, 64);
+        CapsuleHost.Queue big = h.open(0, 64);
         c = big.expect(Status.CONNECT_INVALID_PARAMETERS, Cmd.connect(0, 32, 0, id, 0xFFFF, SUBNQN, HOST1));
         assertEquals(44, c.dw0());
         // Admin CNTLID not FFFFh: IPO 16 in the data
@@ -75,7 +75,7 @@ class FabricsCommandsTest extends CoreFixture {
     @Test
     void connectToSubsystemNotExposedOnThisPortIsInvalidParameters() {
         target.addPort(dev.nvmf.target.core.subsystem.Port.rdma(2, 1, "10.0.0.2", "4420"));
-        TestHost h = host(HOST1);
+        CapsuleHost h = host(HOST1);
         h.portId = 2;
         Completion c = h.connectAdmin(SUBNQN, 0);
         assertEquals(Status.CONNECT_INVALID_PARAMETERS, c.status());
@@ -100,14 +100,14 @@ class FabricsCommandsTest extends CoreFixture {
 
     @Test
     void secondConnectOnAConnectedQueueIsControllerBusy() {
-        TestHost h = host(HOST1);
+        CapsuleHost h = host(HOST1);
         h.connectAdmin(SUBNQN, 0);
         h.admin.expect(Status.CONNECT_CONTROLLER_BUSY, Cmd.connect(0, 31, 0, h.hostId, 0xFFFF, SUBNQN, HOST1));
     }
 
     @Test
     void ioConnectValidations() {
-        TestHost h = host(HOST1).connectAndEnable(SUBNQN);
+        CapsuleHost h = host(HOST1).connectAndEnable(SUBNQN);
         byte[] id = h.hostId;
         // Unknown CNTLID: IPO 16 in the data
         Completion c = h.open(1, 128).expect(Status.CONNECT_INVALID_PARAMETERS,
@@ -141,7 +141,7 @@ class FabricsCommandsTest extends CoreFixture {
 
     @Test
     void ioConnectToADisabledControllerIsCommandSequenceError() {
-        TestHost h = host(HOST1);
+        CapsuleHost h = host(HOST1);
         h.connectAdmin(SUBNQN, 0);
         h.open(1, 128).expect(Status.COMMAND_SEQUENCE_ERROR,
                 Cmd.connect(1, 127, 0, h.hostId, h.cntlid, SUBNQN, HOST1));
@@ -160,7 +160,7 @@ class FabricsCommandsTest extends CoreFixture {
 
     @Test
     void propertyGetCapVsCcCsts() {
-        TestHost h = host(HOST1);
+        CapsuleHost h = host(HOST1);
         h.connectAdmin(SUBNQN, 0);
         Completion cap = h.admin.submit(Cmd.propertyGet(Properties.CAP, true));
         long v = (cap.dw0() & 0xFFFF_FFFFL) | ((long) cap.dw1() << 32);
@@ -185,17 +185,17 @@ class FabricsCommandsTest extends CoreFixture {
 
     @Test
     void adminCommandsBeforeEnableAreRefusedThenAccepted() {
-        TestHost h = host(HOST1);
+        CapsuleHost h = host(HOST1);
         h.connectAdmin(SUBNQN, 0);
         h.admin.expect(Status.COMMAND_SEQUENCE_ERROR, Cmd.identify(1, 0));
-        assertEquals(0, h.admin.submit(Cmd.propertySet(Properties.CC, TestHost.CC_ENABLE)).status());
+        assertEquals(0, h.admin.submit(Cmd.propertySet(Properties.CC, CapsuleHost.CC_ENABLE)).status());
         assertEquals(Properties.CSTS_RDY, h.admin.submit(Cmd.propertyGet(Properties.CSTS, false)).dw0());
         assertEquals(0, h.admin.submit(Cmd.identify(1, 0)).status());
     }
 
     @Test
     void enableWithBadQueueEntrySizesSetsFatalStatus() {
-        TestHost h = host(HOST1);
+        CapsuleHost h = host(HOST1);
         h.connectAdmin(SUBNQN, 0);
         assertEquals(0, h.admin.submit(Cmd.propertySet(Properties.CC, Properties.CC_EN)).status());
         assertEquals(Properties.CSTS_CFS, h.admin.submit(Cmd.propertyGet(Properties.CSTS, false)).dw0());
@@ -203,15 +203,15 @@ class FabricsCommandsTest extends CoreFixture {
         // Reset (EN = 0) clears it; a correct enable then works.
         h.admin.submit(Cmd.propertySet(Properties.CC, 0));
         assertEquals(0, h.admin.submit(Cmd.propertyGet(Properties.CSTS, false)).dw0());
-        h.admin.submit(Cmd.propertySet(Properties.CC, TestHost.CC_ENABLE));
+        h.admin.submit(Cmd.propertySet(Properties.CC, CapsuleHost.CC_ENABLE));
         assertEquals(Properties.CSTS_RDY, h.admin.submit(Cmd.propertyGet(Properties.CSTS, false)).dw0());
     }
 
     @Test
     void shutdownReportsShstCompleteAndDropsIoQueues() {
-        TestHost h = host(HOST1).connectAndEnable(SUBNQN);
-        TestHost.Queue io = h.connectIo(1, 128);
-        assertEquals(0, h.admin.submit(Cmd.propertySet(Properties.CC, TestHost.CC_ENABLE | (1 << 14))).status());
+        CapsuleHost h = host(HOST1).connectAndEnable(SUBNQN);
+        CapsuleHost.Queue io = h.connectIo(1, 128);
+        assertEquals(0, h.admin.submit(Cmd.propertySet(Properties.CC, CapsuleHost.CC_ENABLE | (1 << 14))).status());
         int csts = h.admin.submit(Cmd.propertyGet(Properties.CSTS, false)).dw0();
         assertEquals(Properties.CSTS_SHST_COMPLETE, csts & Properties.CSTS_SHST_MASK);
         assertEquals(0, csts & Properties.CSTS_RDY);
@@ -221,23 +221,23 @@ class FabricsCommandsTest extends CoreFixture {
 
     @Test
     void resetDropsIoQueuesAndKeepsAdminQueue() {
-        TestHost h = host(HOST1).connectAndEnable(SUBNQN);
-        TestHost.Queue io = h.connectIo(1, 128);
+        CapsuleHost h = host(HOST1).connectAndEnable(SUBNQN);
+        CapsuleHost.Queue io = h.connectIo(1, 128);
         h.admin.submit(Cmd.propertySet(Properties.CC, 0));
         assertEquals(0, h.admin.submit(Cmd.propertyGet(Properties.CSTS, false)).dw0());
         assertEquals(1, io.transport.disconnectCount());
         assertEquals(0, h.admin.transport.disconnectCount());
         // The transport drains the I/O queue; the qid becomes free for a new Connect after re-enable.
         io.queue.close();
-        h.admin.submit(Cmd.propertySet(Properties.CC, TestHost.CC_ENABLE));
+        h.admin.submit(Cmd.propertySet(Properties.CC, CapsuleHost.CC_ENABLE));
         h.connectIo(1, 128);
     }
 
     @Test
     void disconnectOnIoQueueDropsThatQueueOnAdminDropsAll() {
-        TestHost h = host(HOST1).connectAndEnable(SUBNQN);
-        TestHost.Queue io1 = h.connectIo(1, 128);
-        TestHost.Queue io2 = h.connectIo(2, 128);
+        CapsuleHost h = host(HOST1).connectAndEnable(SUBNQN);
+        CapsuleHost.Queue io1 = h.connectIo(1, 128);
+        CapsuleHost.Queue io2 = h.connectIo(2, 128);
         assertEquals(0, io1.submit(Cmd.fabrics(Opcodes.FCTYPE_DISCONNECT)).status());
         assertEquals(1, io1.transport.disconnectCount());
         assertEquals(0, io2.transport.disconnectCount());
@@ -254,24 +254,24 @@ class FabricsCommandsTest extends CoreFixture {
 
     @Test
     void unknownFabricsTypesAndPropertyCommandsOnIoQueuesAreInvalidOpcode() {
-        TestHost h = host(HOST1).connectAndEnable(SUBNQN);
+        CapsuleHost h = host(HOST1).connectAndEnable(SUBNQN);
         h.admin.expect(Status.INVALID_OPCODE, Cmd.fabrics(0x05)); // Authentication Send: not supported
         h.admin.expect(Status.INVALID_OPCODE, Cmd.fabrics(0x33));
-        TestHost.Queue io = h.connectIo(1, 128);
+        CapsuleHost.Queue io = h.connectIo(1, 128);
         io.expect(Status.INVALID_OPCODE, Cmd.propertyGet(Properties.CAP, true));
     }
 
     @Test
     void sqHeadWrapsAndFlowControlDisableReportsFfff() {
-        TestHost h = host(HOST1).connectAndEnable(SUBNQN);
-        TestHost.Queue io = h.open(1, 4);
+        CapsuleHost h = host(HOST1).connectAndEnable(SUBNQN);
+        CapsuleHost.Queue io = h.open(1, 4);
         assertEquals(1, io.submit(Cmd.connect(1, 3, 0, h.hostId, h.cntlid, SUBNQN, HOST1)).sqhd());
         int[] heads = new int[5];
         for (int i = 0; i < 5; i++) {
             heads[i] = io.submit(Cmd.admin(Opcodes.IO_FLUSH).nsid(1)).sqhd();
         }
         org.junit.jupiter.api.Assertions.assertArrayEquals(new int[] {2, 3, 0, 1, 2}, heads);
-        TestHost.Queue noFlow = h.open(2, 128);
+        CapsuleHost.Queue noFlow = h.open(2, 128);
         Completion c = noFlow.submit(Cmd.connect(2, 127, 0, h.hostId, h.cntlid, SUBNQN, HOST1)
                 .u8(FabricsCommand.CONNECT_CATTR, FabricsCommand.CATTR_DISABLE_SQ_FLOW_CONTROL));
         assertEquals(0xFFFF, c.sqhd());
@@ -280,8 +280,8 @@ class FabricsCommandsTest extends CoreFixture {
 
     @Test
     void transportStatusAndBadFlagsAreAnsweredWithoutExecuting() {
-        TestHost h = host(HOST1).connectAndEnable(SUBNQN);
-        TestHost.Queue io = h.connectIo(1, 128);
+        CapsuleHost h = host(HOST1).connectAndEnable(SUBNQN);
+        CapsuleHost.Queue io = h.connectIo(1, 128);
         NvmeRequest r = new NvmeRequest(99);
         var arena = java.lang.foreign.Arena.ofAuto();
         var sqe = arena.allocate(64);

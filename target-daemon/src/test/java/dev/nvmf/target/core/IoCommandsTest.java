@@ -2,6 +2,7 @@ package dev.nvmf.target.core;
 
 import dev.nvmf.target.backend.Errno;
 import dev.nvmf.target.backend.RamBackend;
+import dev.nvmf.target.core.io.IoCommands;
 import dev.nvmf.target.core.subsystem.NamespaceConfig;
 import dev.nvmf.target.nvme.Features;
 import dev.nvmf.target.nvme.Le;
@@ -24,8 +25,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /** NVM I/O commands through the core to a backend (NVM Command Set 1.0, 3). */
 class IoCommandsTest extends CoreFixture {
     private final ScriptedBackend scripted = new ScriptedBackend(1 << 20);
-    private TestHost h;
-    private TestHost.Queue io;
+    private CapsuleHost h;
+    private CapsuleHost.Queue io;
 
     @BeforeEach
     void connect() {
@@ -131,6 +132,34 @@ class IoCommandsTest extends CoreFixture {
                 new Cmd(Opcodes.IO_COMPARE).nsid(1).u64(40, 50).cdw(12, 1).data(d));
         assertEquals(Status.SCT_MEDIA, c.sct());
         assertEquals(0x85, c.sc());
+    }
+
+    @Test
+    void compareScratchIsBoundedAndReused() throws Exception {
+        int limit = (int) (IoCommands.COMPARE_SCRATCH_BYTES / TargetOptions.defaults().maxTransferBytes());
+        byte[] d = random(4096, 7);
+        assertEquals(0, io.submit(Cmd.write(5, 3, 1, d)).status());
+        scripted.deferred = true;
+        NvmeRequest[] inFlight = new NvmeRequest[limit];
+        for (int i = 0; i < limit; i++) {
+            inFlight[i] = io.submitAsync(new Cmd(Opcodes.IO_COMPARE).nsid(5).u64(40, 3).cdw(12, 0).data(d));
+            assertFalse(io.isCompleted(inFlight[i]));
+        }
+        // Every scratch buffer is in use: the next Compare is refused at once, as a transient error.
+        Completion refused = io.expect(Status.SC_INTERNAL_ERROR,
+                new Cmd(Opcodes.IO_COMPARE).nsid(5).u64(40, 3).cdw(12, 0).data(d));
+        assertFalse(refused.dnr(), "transient: the host may retry");
+        scripted.releaseOnAnotherThread();
+        for (NvmeRequest r : inFlight) {
+            assertEquals(0, io.completionOf(r).status());
+        }
+        // The buffers came back: as many compares again, and one more, run; a mismatch is still seen.
+        scripted.deferred = false;
+        for (int i = 0; i <= limit; i++) {
+            assertEquals(0, io.submit(new Cmd(Opcodes.IO_COMPARE).nsid(5).u64(40, 3).cdw(12, 0).data(d)).status());
+        }
+        d[4095] ^= 1;
+        io.expect(Status.COMPARE_FAILURE, new Cmd(Opcodes.IO_COMPARE).nsid(5).u64(40, 3).cdw(12, 0).data(d));
     }
 
     @Test

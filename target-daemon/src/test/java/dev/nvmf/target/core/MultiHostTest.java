@@ -30,12 +30,12 @@ class MultiHostTest extends CoreFixture {
 
     @Test
     void twoHostsShareOneNamespace() {
-        TestHost a = host(HOST1).connectAndEnable(SUBNQN);
-        TestHost b = host(HOST2).connectAndEnable(SUBNQN);
+        CapsuleHost a = host(HOST1).connectAndEnable(SUBNQN);
+        CapsuleHost b = host(HOST2).connectAndEnable(SUBNQN);
         assertNotEquals(a.cntlid, b.cntlid, "one controller each");
         assertEquals(2, subsystem.controllers().size());
-        TestHost.Queue qa = a.connectIo(1, 128);
-        TestHost.Queue qb = b.connectIo(1, 128); // the same qid on another controller is fine
+        CapsuleHost.Queue qa = a.connectIo(1, 128);
+        CapsuleHost.Queue qb = b.connectIo(1, 128); // the same qid on another controller is fine
         byte[] fromA = new byte[4096];
         new Random(7).nextBytes(fromA);
         assertEquals(0, qa.submit(Cmd.write(1, 64, 8, fromA)).status());
@@ -64,11 +64,11 @@ class MultiHostTest extends CoreFixture {
 
     @Test
     void keepAliveExpiryIsTrafficBasedAndTearsTheControllerDown() {
-        TestHost a = host(HOST1);
+        CapsuleHost a = host(HOST1);
         assertEquals(0, a.connectAdmin(SUBNQN, 2000).status());
-        a.admin.submit(Cmd.propertySet(Properties.CC, TestHost.CC_ENABLE));
-        TestHost.Queue io = a.connectIo(1, 128);
-        TestHost b = host(HOST2).connectAndEnable(SUBNQN); // KATO 5000
+        a.admin.submit(Cmd.propertySet(Properties.CC, CapsuleHost.CC_ENABLE));
+        CapsuleHost.Queue io = a.connectIo(1, 128);
+        CapsuleHost b = host(HOST2).connectAndEnable(SUBNQN); // KATO 5000
 
         // I/O traffic alone keeps A alive (TBKAS), for much longer than KATO.
         for (int i = 0; i < 5; i++) {
@@ -103,11 +103,11 @@ class MultiHostTest extends CoreFixture {
 
     @Test
     void aTransportFailureOnOneQueueIsFatalForItsControllerOnly() {
-        TestHost a = host(HOST1).connectAndEnable(SUBNQN);
-        TestHost.Queue io1 = a.connectIo(1, 128);
-        TestHost.Queue io2 = a.connectIo(2, 128);
-        TestHost b = host(HOST2).connectAndEnable(SUBNQN);
-        TestHost.Queue bio = b.connectIo(1, 128);
+        CapsuleHost a = host(HOST1).connectAndEnable(SUBNQN);
+        CapsuleHost.Queue io1 = a.connectIo(1, 128);
+        CapsuleHost.Queue io2 = a.connectIo(2, 128);
+        CapsuleHost b = host(HOST2).connectAndEnable(SUBNQN);
+        CapsuleHost.Queue bio = b.connectIo(1, 128);
 
         io1.queue.transportFailed("RDMA_WRITE completion REM_ACCESS_ERR");
 
@@ -123,11 +123,11 @@ class MultiHostTest extends CoreFixture {
 
     @Test
     void keepAliveTimeoutZeroDisablesItForIoControllersButDiscoveryDefaultsTo120s() {
-        TestHost a = host(HOST1);
+        CapsuleHost a = host(HOST1);
         a.connectAdmin(SUBNQN, 0);
-        TestHost d = host(HOST2);
+        CapsuleHost d = host(HOST2);
         d.connectAdmin(DiscoveryLog.DISCOVERY_NQN, 0);
-        d.admin.submit(Cmd.propertySet(Properties.CC, TestHost.CC_ENABLE));
+        d.admin.submit(Cmd.propertySet(Properties.CC, CapsuleHost.CC_ENABLE));
         assertEquals(120_000, d.admin.submit(Cmd.getFeature(Features.FID_KEEP_ALIVE_TIMER)).dw0());
         advanceMillis(119_999);
         assertEquals(0, target.checkTimers(now[0]));
@@ -141,7 +141,7 @@ class MultiHostTest extends CoreFixture {
 
     private static final String SUB_A = "nqn.2024-01.dev.nvmf:only-a";
 
-    private MemorySegment discoveryLog(TestHost d) {
+    private MemorySegment discoveryLog(CapsuleHost d) {
         // The Linux host reads the header, then the whole page, then the header again.
         Completion hdr = d.admin.submit(Cmd.getLogPage(0x70, 0, 1024, 0, true));
         long numrec = Le.u64(hdr.dataSegment(), DiscoveryLog.NUMREC);
@@ -164,10 +164,10 @@ class MultiHostTest extends CoreFixture {
         return list;
     }
 
-    private TestHost discoveryHost(String nqn) {
-        TestHost d = host(nqn);
+    private CapsuleHost discoveryHost(String nqn) {
+        CapsuleHost d = host(nqn);
         assertEquals(0, d.connectAdmin(DiscoveryLog.DISCOVERY_NQN, 0).status());
-        d.admin.submit(Cmd.propertySet(Properties.CC, TestHost.CC_ENABLE));
+        d.admin.submit(Cmd.propertySet(Properties.CC, CapsuleHost.CC_ENABLE));
         return d;
     }
 
@@ -197,7 +197,7 @@ class MultiHostTest extends CoreFixture {
 
     @Test
     void discoveryEntryBytes() {
-        TestHost d = discoveryHost(HOST1);
+        CapsuleHost d = discoveryHost(HOST1);
         MemorySegment log = discoveryLog(d);
         assertEquals(0, Le.u16(log, DiscoveryLog.RECFMT));
         MemorySegment e = log.asSlice(2048, 1024);
@@ -230,7 +230,7 @@ class MultiHostTest extends CoreFixture {
 
     @Test
     void generationCounterChangesOnEveryChangeAndNotifiesDiscoveryControllers() {
-        TestHost d = discoveryHost(HOST1);
+        CapsuleHost d = discoveryHost(HOST1);
         assertEquals(0, d.admin.submit(Cmd.setFeature(Features.FID_ASYNC_EVENT_CONFIGURATION,
                 AsyncEvents.CONFIG_DISCOVERY_LOG_CHANGE)).status());
         long g0 = Le.u64(discoveryLog(d), 0);
@@ -256,8 +256,8 @@ class MultiHostTest extends CoreFixture {
 
     @Test
     void removedSubsystemDisconnectsItsControllersAndRefusesConnects() {
-        TestHost a = host(HOST1).connectAndEnable(SUBNQN);
-        TestHost.Queue io = a.connectIo(1, 128);
+        CapsuleHost a = host(HOST1).connectAndEnable(SUBNQN);
+        CapsuleHost.Queue io = a.connectIo(1, 128);
         target.removeSubsystem(SUBNQN);
         assertEquals(1, io.transport.disconnectCount());
         assertEquals(1, a.admin.transport.disconnectCount());

@@ -6,6 +6,7 @@ import dev.nvmf.target.core.NvmeTarget;
 import dev.nvmf.target.core.TargetObserver;
 import dev.nvmf.target.core.subsystem.NamespaceConfig;
 import dev.nvmf.target.core.subsystem.Namespace;
+import dev.nvmf.target.core.subsystem.NamespaceObserver;
 import dev.nvmf.target.core.subsystem.Port;
 import dev.nvmf.target.core.subsystem.Subsystem;
 import dev.nvmf.target.core.subsystem.SubsystemConfig;
@@ -75,7 +76,7 @@ public final class SoftBenchRig implements AutoCloseable {
         if (daemonMetrics) {
             Object[] observerAndMeters = daemonObserver();
             target.observer((TargetObserver) observerAndMeters[0]);
-            ns.attachment(observerAndMeters[1]);
+            ns.observer((NamespaceObserver) observerAndMeters[1]);
         }
         target.exposeSubsystem(1, SUBNQN);
         transport = new RdmaTransport(fabric, RdmaTransportConfig.of(List.of(RdmaPortConfig.of(1, TARGET_IP, PORT))),
@@ -121,7 +122,7 @@ public final class SoftBenchRig implements AutoCloseable {
                 """.formatted(SUBNQN, NSID, SUBNQN);
         rt.start(ConfigLoader.parse(yaml, "bench", ConfigLoader.Options.NO_DEVICE_CHECK).config());
         try {
-            return new Object[] {rt.target().observer(), rt.target().subsystem(SUBNQN).namespace(NSID).attachment()};
+            return new Object[] {rt.target().observer(), rt.target().subsystem(SUBNQN).namespace(NSID).observer()};
         } finally {
             rt.stop(Duration.ofSeconds(5));
         }

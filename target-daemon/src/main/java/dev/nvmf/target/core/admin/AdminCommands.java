@@ -1,64 +1,48 @@
 package dev.nvmf.target.core.admin;
 
 import dev.nvmf.target.core.CommandContext;
+import dev.nvmf.target.core.CommandHandler;
+import dev.nvmf.target.core.CommandParser;
 import dev.nvmf.target.core.NvmeRequest;
-import dev.nvmf.target.core.NvmeTarget;
+import dev.nvmf.target.core.OpcodeTable;
+import dev.nvmf.target.core.TargetOptions;
 import dev.nvmf.target.core.controller.AsyncEventQueue;
 import dev.nvmf.target.core.controller.Controller;
 import dev.nvmf.target.nvme.Opcodes;
 import dev.nvmf.target.nvme.Status;
-import dev.nvmf.target.nvme.SubmissionQueueEntry;
+import org.agrona.concurrent.NanoClock;
 
 /**
- * Admin commands of an I/O controller (NVMe Base 2.0, 5; kernel: admin-cmd.c): dispatch, plus the small ones —
- * Asynchronous Event Request (5.2), Keep Alive (5.24) and Abort (5.1). Identify is built by
- * {@link IdentifyCommand}, log pages by {@link GetLogPageCommand}, features by {@link FeaturesCommands}. Opcodes a
- * fabrics controller does not implement (queue creation, firmware, format, namespace management, ...) get Invalid
- * Opcode.
+ * Admin commands of an I/O controller (NVMe Base 2.0, 5; kernel admin-cmd.c, {@code nvmet_parse_admin_cmd}): the
+ * parse step, plus the small ones — Asynchronous Event Request (5.2), Keep Alive (5.24) and Abort (5.1). Identify is
+ * built by {@link IdentifyCommand}, log pages by {@link GetLogPageCommand}, features by {@link FeaturesCommands}.
+ * Opcodes a fabrics controller does not implement (queue creation, firmware, format, namespace management, ...)
+ * get Invalid Opcode. {@link #parse} finds the handler bound here in an {@link OpcodeTable}.
  */
-public final class AdminCommands {
-    private final IdentifyCommand identify;
-    private final GetLogPageCommand logPages;
-    private final FeaturesCommands features;
-    private final NvmeTarget target;
+public final class AdminCommands implements CommandParser {
+    private final OpcodeTable table;
 
-    public AdminCommands(NvmeTarget target) {
-        this.target = target;
-        this.identify = new IdentifyCommand(target);
-        this.logPages = new GetLogPageCommand(target);
-        this.features = new FeaturesCommands();
+    /**
+     * @param clock      keep-alive and SMART power-on hours read it
+     * @param startNanos clock time when the target started (SMART power-on hours)
+     */
+    public AdminCommands(TargetOptions options, NanoClock clock, long startNanos) {
+        FeaturesCommands features = new FeaturesCommands(clock);
+        this.table = new OpcodeTable()
+                .add(Opcodes.ADMIN_IDENTIFY, NvmeRequest.DIRECTION_CONTROLLER_TO_HOST,
+                        new IdentifyCommand(options)::execute)
+                .add(Opcodes.ADMIN_GET_LOG_PAGE, NvmeRequest.DIRECTION_CONTROLLER_TO_HOST,
+                        new GetLogPageCommand(clock, startNanos)::execute)
+                .add(Opcodes.ADMIN_GET_FEATURES, NvmeRequest.DIRECTION_CONTROLLER_TO_HOST, features::get)
+                .add(Opcodes.ADMIN_SET_FEATURES, NvmeRequest.DIRECTION_HOST_TO_CONTROLLER, features::set)
+                .add(Opcodes.ADMIN_ASYNC_EVENT_REQUEST, NvmeRequest.DIRECTION_NONE, AdminCommands::asyncEventRequest)
+                .add(Opcodes.ADMIN_KEEP_ALIVE, NvmeRequest.DIRECTION_NONE, keepAliveCommand(clock))
+                .add(Opcodes.ADMIN_ABORT, NvmeRequest.DIRECTION_NONE, AdminCommands::abort);
     }
 
-    public IdentifyCommand identify() { return identify; }
-    public GetLogPageCommand logPages() { return logPages; }
-    public FeaturesCommands features() { return features; }
-
-    public boolean begin(CommandContext ctx, Controller c) {
-        switch (ctx.opcode) {
-            case Opcodes.ADMIN_IDENTIFY, Opcodes.ADMIN_GET_LOG_PAGE, Opcodes.ADMIN_GET_FEATURES ->
-                    ctx.request.dataDirection(NvmeRequest.DIRECTION_CONTROLLER_TO_HOST);
-            case Opcodes.ADMIN_SET_FEATURES -> ctx.request.dataDirection(NvmeRequest.DIRECTION_HOST_TO_CONTROLLER);
-            case Opcodes.ADMIN_ASYNC_EVENT_REQUEST, Opcodes.ADMIN_KEEP_ALIVE, Opcodes.ADMIN_ABORT ->
-                    ctx.request.dataDirection(NvmeRequest.DIRECTION_NONE);
-            default -> {
-                ctx.fail(Status.INVALID_OPCODE, SubmissionQueueEntry.OPCODE);
-                return false;
-            }
-        }
-        return true;
-    }
-
-    public void execute(CommandContext ctx, Controller c) {
-        switch (ctx.opcode) {
-            case Opcodes.ADMIN_IDENTIFY -> identify.execute(ctx, c);
-            case Opcodes.ADMIN_GET_LOG_PAGE -> logPages.execute(ctx, c);
-            case Opcodes.ADMIN_SET_FEATURES -> features.set(ctx, c);
-            case Opcodes.ADMIN_GET_FEATURES -> features.get(ctx, c);
-            case Opcodes.ADMIN_ASYNC_EVENT_REQUEST -> asyncEventRequest(ctx, c);
-            case Opcodes.ADMIN_KEEP_ALIVE -> keepAlive(ctx, c, target);
-            case Opcodes.ADMIN_ABORT -> abort(ctx, c);
-            default -> ctx.fail(Status.INVALID_OPCODE, SubmissionQueueEntry.OPCODE);
-        }
+    @Override
+    public CommandHandler parse(CommandContext ctx, Controller c) {
+        return table.parse(ctx, c);
     }
 
     /** Asynchronous Event Request: held until an event, answered at once if one waits; AERL + 1 at most. */
@@ -72,10 +56,15 @@ public final class AdminCommands {
         }
     }
 
-    /** Keep Alive: re-arms the timer (any command does, with TBKAS; this one exists for that alone). */
-    public static void keepAlive(CommandContext ctx, Controller c, NvmeTarget target) {
-        c.keepAlive().rearm(target.clock().nanoTime());
-        ctx.complete(Status.SUCCESS);
+    /**
+     * Keep Alive: re-arms the timer (any command does, with TBKAS; this one exists for that alone). One handler per
+     * command set that has the command (admin and discovery), bound to the target's clock.
+     */
+    public static CommandHandler keepAliveCommand(NanoClock clock) {
+        return (ctx, c) -> {
+            c.keepAlive().rearm(clock.nanoTime());
+            ctx.complete(Status.SUCCESS);
+        };
     }
 
     /**

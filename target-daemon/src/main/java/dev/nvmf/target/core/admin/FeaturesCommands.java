@@ -6,6 +6,7 @@ import dev.nvmf.target.nvme.AsyncEvents;
 import dev.nvmf.target.nvme.Features;
 import dev.nvmf.target.nvme.Status;
 import dev.nvmf.target.nvme.SubmissionQueueEntry;
+import org.agrona.concurrent.NanoClock;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -19,6 +20,13 @@ import java.lang.foreign.ValueLayout;
 public final class FeaturesCommands {
     /** Async event notices an I/O controller can send. */
     public static final int IO_AEC_SUPPORTED = AsyncEvents.CONFIG_NAMESPACE_ATTRIBUTE;
+
+    private final NanoClock clock;
+
+    /** @param clock a new keep-alive timeout runs from now */
+    FeaturesCommands(NanoClock clock) {
+        this.clock = clock;
+    }
 
     void set(CommandContext ctx, Controller c) {
         int cdw10 = ctx.sqe.cdw10();
@@ -105,8 +113,8 @@ public final class FeaturesCommands {
     }
 
     /** Keep Alive Timer: KATO in ms (0 disables); re-arms from now. */
-    static void setKeepAlive(CommandContext ctx, Controller c, int cdw11) {
-        c.keepAlive().timeoutMillis(cdw11 & 0xFFFF_FFFFL, ctx.queue.target().clock().nanoTime());
+    private void setKeepAlive(CommandContext ctx, Controller c, int cdw11) {
+        c.keepAlive().timeoutMillis(cdw11 & 0xFFFF_FFFFL, clock.nanoTime());
     }
 
     /** Asynchronous Event Configuration: bits outside {@code supported} are Invalid Field (kernel does the same). */

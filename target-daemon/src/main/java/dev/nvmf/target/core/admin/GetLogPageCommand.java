@@ -1,7 +1,6 @@
 package dev.nvmf.target.core.admin;
 
 import dev.nvmf.target.core.CommandContext;
-import dev.nvmf.target.core.NvmeTarget;
 import dev.nvmf.target.core.controller.Controller;
 import dev.nvmf.target.core.subsystem.IoStatistics;
 import dev.nvmf.target.core.subsystem.Namespace;
@@ -11,6 +10,7 @@ import dev.nvmf.target.nvme.LogPages;
 import dev.nvmf.target.nvme.Opcodes;
 import dev.nvmf.target.nvme.Status;
 import dev.nvmf.target.nvme.SubmissionQueueEntry;
+import org.agrona.concurrent.NanoClock;
 
 import java.lang.foreign.MemorySegment;
 import java.util.List;
@@ -24,10 +24,13 @@ import java.util.List;
  * past the end of the page read as zero. Other log identifiers: Invalid Log Page.
  */
 public final class GetLogPageCommand {
-    private final NvmeTarget target;
+    private final NanoClock clock;
+    private final long startNanos;
 
-    GetLogPageCommand(NvmeTarget target) {
-        this.target = target;
+    /** @param startNanos clock time when the target started (SMART power-on hours) */
+    GetLogPageCommand(NanoClock clock, long startNanos) {
+        this.clock = clock;
+        this.startNanos = startNanos;
     }
 
     void execute(CommandContext ctx, Controller c) {
@@ -106,7 +109,7 @@ public final class GetLogPageCommand {
         Le.u64(p, LogPages.SMART_HOST_READ_COMMANDS, reads);
         Le.u64(p, LogPages.SMART_HOST_WRITE_COMMANDS, writes);
         Le.u64(p, LogPages.SMART_POWER_CYCLES, 1);
-        long hours = (target.clock().nanoTime() - target.startNanos()) / 3_600_000_000_000L;
+        long hours = (clock.nanoTime() - startNanos) / 3_600_000_000_000L;
         Le.u64(p, LogPages.SMART_POWER_ON_HOURS, Math.max(0, hours));
         Le.u64(p, LogPages.SMART_MEDIA_ERRORS, mediaErrors);
         Le.u64(p, LogPages.SMART_ERROR_LOG_ENTRIES, c.errorLog().errorCount());

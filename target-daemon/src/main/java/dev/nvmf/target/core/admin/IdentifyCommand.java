@@ -1,7 +1,6 @@
 package dev.nvmf.target.core.admin;
 
 import dev.nvmf.target.core.CommandContext;
-import dev.nvmf.target.core.NvmeTarget;
 import dev.nvmf.target.core.TargetOptions;
 import dev.nvmf.target.core.controller.Controller;
 import dev.nvmf.target.core.subsystem.Namespace;
@@ -26,10 +25,10 @@ import java.util.UUID;
  * the command-set-independent namespace. Other CNS values, or another CSI: Invalid Field.
  */
 public final class IdentifyCommand {
-    private final NvmeTarget target;
+    private final TargetOptions options;
 
-    IdentifyCommand(NvmeTarget target) {
-        this.target = target;
+    IdentifyCommand(TargetOptions options) {
+        this.options = options;
     }
 
     void execute(CommandContext ctx, Controller c) {
@@ -61,7 +60,7 @@ public final class IdentifyCommand {
                 if (out == null) {
                     return;
                 }
-                controller(out, c, target.options());
+                controller(out, c, options);
             }
             case Identify.CNS_ACTIVE_NAMESPACE_LIST, Identify.CNS_CS_ACTIVE_NAMESPACE_LIST -> {
                 if (cns == Identify.CNS_CS_ACTIVE_NAMESPACE_LIST && csi != IdentifyNamespace.CSI_NVM) {

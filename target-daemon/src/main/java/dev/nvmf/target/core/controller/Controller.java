@@ -6,6 +6,7 @@ import dev.nvmf.target.core.subsystem.Port;
 import dev.nvmf.target.core.subsystem.Subsystem;
 import dev.nvmf.target.nvme.AsyncEvents;
 import dev.nvmf.target.nvme.IdentifyController;
+import dev.nvmf.target.nvme.Status;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -167,8 +168,23 @@ public final class Controller {
         disconnectAll(reason);
     }
 
-    /** Called by the target once the admin queue closed: disconnects whatever queue is left. */
-    public void end() {
+    /**
+     * A queue bound to this controller closed (its transport drained it): it is detached; the admin queue's close
+     * ends the controller (kernel core.c, nvmet_sq_destroy: held Asynchronous Event Requests are failed, then
+     * nvmet_ctrl_put): the subsystem forgets the controller and frees its id, and every queue left is
+     * disconnected.
+     */
+    public void queueClosed(NvmeQueue queue) {
+        detach(queue);
+        if (queue.qid() == 0) {
+            events.abortAll(Status.ABORTED_SQ_DELETION);
+            subsystem.detach(this);
+            end();
+        }
+    }
+
+    /** The admin queue closed: disconnects whatever queue is left. */
+    private void end() {
         ended = true;
         disconnectAll("controller " + cntlid + " ended (admin queue closed)");
     }

@@ -1,8 +1,10 @@
 package dev.nvmf.target.core.discovery;
 
 import dev.nvmf.target.core.CommandContext;
+import dev.nvmf.target.core.CommandHandler;
+import dev.nvmf.target.core.CommandParser;
 import dev.nvmf.target.core.NvmeRequest;
-import dev.nvmf.target.core.NvmeTarget;
+import dev.nvmf.target.core.OpcodeTable;
 import dev.nvmf.target.core.TargetOptions;
 import dev.nvmf.target.core.admin.AdminCommands;
 import dev.nvmf.target.core.admin.DataOut;
@@ -17,46 +19,43 @@ import dev.nvmf.target.nvme.LogPages;
 import dev.nvmf.target.nvme.Opcodes;
 import dev.nvmf.target.nvme.Status;
 import dev.nvmf.target.nvme.SubmissionQueueEntry;
+import org.agrona.concurrent.NanoClock;
 
 import java.lang.foreign.MemorySegment;
 
 /**
- * Admin commands of a discovery controller (NVMe-oF 1.1, 5; kernel: discovery.c): Identify Controller only,
- * Get Log Page 70h only, Set/Get Features Keep Alive Timer and Asynchronous Event Configuration (discovery log
- * change notices), Asynchronous Event Request and Keep Alive. Everything else: Invalid Opcode / Invalid Field.
+ * Admin commands of a discovery controller (NVMe-oF 1.1, 5; kernel discovery.c, {@code nvmet_parse_discovery_cmd}):
+ * Identify Controller only, Get Log Page 70h only, Set/Get Features Keep Alive Timer and Asynchronous Event
+ * Configuration (discovery log change notices), Asynchronous Event Request and Keep Alive. Everything else: Invalid
+ * Opcode / Invalid Field. {@link #parse} finds the handler bound here in an {@link OpcodeTable}.
  */
-public final class DiscoveryCommands {
-    private final NvmeTarget target;
+public final class DiscoveryCommands implements CommandParser {
+    private final DiscoveryLogSource logs;
+    private final TargetOptions options;
+    private final NanoClock clock;
+    private final OpcodeTable table;
 
-    public DiscoveryCommands(NvmeTarget target) {
-        this.target = target;
+    /**
+     * @param logs  where the discovery log page comes from
+     * @param clock keep-alive reads it
+     */
+    public DiscoveryCommands(DiscoveryLogSource logs, TargetOptions options, NanoClock clock) {
+        this.logs = logs;
+        this.options = options;
+        this.clock = clock;
+        this.table = new OpcodeTable()
+                .add(Opcodes.ADMIN_IDENTIFY, NvmeRequest.DIRECTION_CONTROLLER_TO_HOST, this::identify)
+                .add(Opcodes.ADMIN_GET_LOG_PAGE, NvmeRequest.DIRECTION_CONTROLLER_TO_HOST, this::getLogPage)
+                .add(Opcodes.ADMIN_GET_FEATURES, NvmeRequest.DIRECTION_CONTROLLER_TO_HOST,
+                        DiscoveryCommands::getFeatures)
+                .add(Opcodes.ADMIN_SET_FEATURES, NvmeRequest.DIRECTION_HOST_TO_CONTROLLER, this::setFeatures)
+                .add(Opcodes.ADMIN_ASYNC_EVENT_REQUEST, NvmeRequest.DIRECTION_NONE, AdminCommands::asyncEventRequest)
+                .add(Opcodes.ADMIN_KEEP_ALIVE, NvmeRequest.DIRECTION_NONE, AdminCommands.keepAliveCommand(clock));
     }
 
-    public boolean begin(CommandContext ctx, Controller c) {
-        switch (ctx.opcode) {
-            case Opcodes.ADMIN_IDENTIFY, Opcodes.ADMIN_GET_LOG_PAGE, Opcodes.ADMIN_GET_FEATURES ->
-                    ctx.request.dataDirection(NvmeRequest.DIRECTION_CONTROLLER_TO_HOST);
-            case Opcodes.ADMIN_SET_FEATURES -> ctx.request.dataDirection(NvmeRequest.DIRECTION_HOST_TO_CONTROLLER);
-            case Opcodes.ADMIN_ASYNC_EVENT_REQUEST, Opcodes.ADMIN_KEEP_ALIVE ->
-                    ctx.request.dataDirection(NvmeRequest.DIRECTION_NONE);
-            default -> {
-                ctx.fail(Status.INVALID_OPCODE, SubmissionQueueEntry.OPCODE);
-                return false;
-            }
-        }
-        return true;
-    }
-
-    public void execute(CommandContext ctx, Controller c) {
-        switch (ctx.opcode) {
-            case Opcodes.ADMIN_IDENTIFY -> identify(ctx, c);
-            case Opcodes.ADMIN_GET_LOG_PAGE -> getLogPage(ctx, c);
-            case Opcodes.ADMIN_SET_FEATURES -> setFeatures(ctx, c);
-            case Opcodes.ADMIN_GET_FEATURES -> getFeatures(ctx, c);
-            case Opcodes.ADMIN_ASYNC_EVENT_REQUEST -> AdminCommands.asyncEventRequest(ctx, c);
-            case Opcodes.ADMIN_KEEP_ALIVE -> AdminCommands.keepAlive(ctx, c, target);
-            default -> ctx.fail(Status.INVALID_OPCODE, SubmissionQueueEntry.OPCODE);
-        }
+    @Override
+    public CommandHandler parse(CommandContext ctx, Controller c) {
+        return table.parse(ctx, c);
     }
 
     private void identify(CommandContext ctx, Controller c) {
@@ -68,7 +67,7 @@ public final class DiscoveryCommands {
         if (out == null) {
             return;
         }
-        controller(out, c, target.options());
+        controller(out, c, options);
         ctx.complete(Status.SUCCESS);
     }
 
@@ -102,7 +101,7 @@ public final class DiscoveryCommands {
         }
         long length = LogPages.numberOfDwords(cdw10, ctx.sqe.cdw11()) * 4;
         long offset = LogPages.offset(ctx.sqe.cdw12(), ctx.sqe.cdw13());
-        byte[] page = target.discoveryLog(c.hostNqn(), c.port().id());
+        byte[] page = logs.discoveryLog(c.hostNqn(), c.port().id());
         MemorySegment out = DataOut.prepare(ctx, length);
         if (out == null || !DataOut.copyPage(ctx, page, offset, out)) {
             return;
@@ -113,7 +112,7 @@ public final class DiscoveryCommands {
         ctx.complete(Status.SUCCESS);
     }
 
-    private static void setFeatures(CommandContext ctx, Controller c) {
+    private void setFeatures(CommandContext ctx, Controller c) {
         int cdw10 = ctx.sqe.cdw10();
         int cdw11 = ctx.sqe.cdw11();
         if (Features.save(cdw10)) {
@@ -122,7 +121,7 @@ public final class DiscoveryCommands {
         }
         switch (Features.fid(cdw10)) {
             case Features.FID_KEEP_ALIVE_TIMER ->
-                    c.keepAlive().timeoutMillis(cdw11 & 0xFFFF_FFFFL, ctx.queue.target().clock().nanoTime());
+                    c.keepAlive().timeoutMillis(cdw11 & 0xFFFF_FFFFL, clock.nanoTime());
             case Features.FID_ASYNC_EVENT_CONFIGURATION -> {
                 if ((cdw11 & ~AsyncEvents.CONFIG_DISCOVERY_LOG_CHANGE) != 0) {
                     ctx.fail(Status.INVALID_FIELD, SubmissionQueueEntry.CDW11);

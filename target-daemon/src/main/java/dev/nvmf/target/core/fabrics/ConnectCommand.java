@@ -3,7 +3,7 @@ package dev.nvmf.target.core.fabrics;
 import dev.nvmf.target.core.CommandContext;
 import dev.nvmf.target.core.NvmeQueue;
 import dev.nvmf.target.core.NvmeRequest;
-import dev.nvmf.target.core.NvmeTarget;
+import dev.nvmf.target.core.TargetOptions;
 import dev.nvmf.target.core.controller.Controller;
 import dev.nvmf.target.core.subsystem.Port;
 import dev.nvmf.target.core.subsystem.Subsystem;
@@ -37,13 +37,16 @@ import java.util.Arrays;
  * </ul>
  */
 final class ConnectCommand {
-    private final NvmeTarget target;
+    private final ConnectModel model;
+    private final TargetOptions options;
 
-    ConnectCommand(NvmeTarget target) {
-        this.target = target;
+    ConnectCommand(ConnectModel model, TargetOptions options) {
+        this.model = model;
+        this.options = options;
     }
 
-    void execute(CommandContext ctx) {
+    /** @param unbound the queue's controller: always null, Connect is what binds one */
+    void execute(CommandContext ctx, Controller unbound) {
         NvmeRequest request = ctx.request;
         NvmeQueue queue = ctx.queue;
         MemorySegment sqe = ctx.sqe.segment();
@@ -85,8 +88,8 @@ final class ConnectCommand {
         int cntlid = Le.u16(data, FabricsCommand.DATA_CNTLID);
         boolean disableSqFlow = (cattr & FabricsCommand.CATTR_DISABLE_SQ_FLOW_CONTROL) != 0;
 
-        Subsystem subsystem = target.subsystemOnPort(subnqn, queue.portId());
-        Port port = target.port(queue.portId());
+        Subsystem subsystem = model.subsystemOnPort(subnqn, queue.portId());
+        Port port = model.port(queue.portId());
         if (subsystem == null || port == null) {
             invalidData(ctx, FabricsCommand.DATA_SUBNQN);
             return;
@@ -100,7 +103,7 @@ final class ConnectCommand {
 
     private void admin(CommandContext ctx, NvmeQueue queue, Subsystem subsystem, Port port, int sqsize, int cntlid,
                        String hostnqn, byte[] hostId, long kato, boolean disableSqFlow) {
-        if (sqsize + 1 > target.options().adminQueueDepth()) {
+        if (sqsize + 1 > options.adminQueueDepth()) {
             invalidSqe(ctx, FabricsCommand.CONNECT_SQSIZE);
             return;
         }
@@ -115,9 +118,9 @@ final class ConnectCommand {
         }
         if (subsystem.isDiscovery() && kato == 0) {
             // Discovery controllers get a keep-alive even when the host asks for none, so stale sessions end.
-            kato = target.options().discoveryKatoMillis();
+            kato = options.discoveryKatoMillis();
         }
-        Controller c = target.createController(subsystem, port, hostnqn, hostId, kato);
+        Controller c = model.createController(subsystem, port, hostnqn, hostId, kato);
         if (c == null || !c.attach(queue)) {
             ctx.fail(Status.CONNECT_CONTROLLER_BUSY, FabricsCommand.invalidParameterData(FabricsCommand.DATA_CNTLID));
             return;

@@ -1,8 +1,10 @@
 package dev.nvmf.target.core.fabrics;
 
 import dev.nvmf.target.core.CommandContext;
+import dev.nvmf.target.core.CommandHandler;
+import dev.nvmf.target.core.CommandParser;
 import dev.nvmf.target.core.NvmeRequest;
-import dev.nvmf.target.core.NvmeTarget;
+import dev.nvmf.target.core.TargetOptions;
 import dev.nvmf.target.core.controller.Controller;
 import dev.nvmf.target.core.controller.ControllerProperties;
 import dev.nvmf.target.nvme.FabricsCommand;
@@ -10,67 +12,65 @@ import dev.nvmf.target.nvme.Le;
 import dev.nvmf.target.nvme.Opcodes;
 import dev.nvmf.target.nvme.Properties;
 import dev.nvmf.target.nvme.Status;
+import org.agrona.concurrent.NanoClock;
 
 import java.lang.foreign.MemorySegment;
 
 /**
- * Fabrics commands, opcode 7Fh (NVMe-oF 1.1, 3.3-3.5; kernel: fabrics-cmd.c): Connect (see {@link ConnectCommand}),
- * Property Get, Property Set (the CC/CSTS state machine lives in {@link ControllerProperties}) and Disconnect.
- * Authentication is not supported (Invalid Opcode, as for any unknown FCTYPE).
+ * Fabrics commands, opcode 7Fh (NVMe-oF 1.1, 3.3-3.5; kernel fabrics-cmd.c, {@code nvmet_parse_connect_cmd} and
+ * {@code nvmet_parse_fabrics_admin_cmd}): Connect (see {@link ConnectCommand}), Property Get, Property Set (the
+ * CC/CSTS state machine lives in {@link ControllerProperties}) and Disconnect. Authentication is not supported
+ * (Invalid Opcode, as for any unknown FCTYPE). {@link #parse} decodes FCTYPE once and returns the handler.
  */
-public final class FabricsCommands {
-    private final ConnectCommand connect;
+public final class FabricsCommands implements CommandParser {
+    private final CommandHandler connect;
+    private final CommandHandler propertyGet = FabricsCommands::propertyGet;
+    private final CommandHandler propertySet = this::propertySet;
+    private final CommandHandler disconnect = FabricsCommands::disconnect;
+    private final NanoClock clock;
 
-    public FabricsCommands(NvmeTarget target) {
-        this.connect = new ConnectCommand(target);
+    /**
+     * @param model   what Connect finds and creates controllers in
+     * @param clock   keep-alive starts when CC.EN is set
+     */
+    public FabricsCommands(ConnectModel model, TargetOptions options, NanoClock clock) {
+        this.connect = new ConnectCommand(model, options)::execute;
+        this.clock = clock;
     }
 
     /** @param c the queue's controller, null before Connect */
-    public boolean begin(CommandContext ctx, Controller c) {
+    @Override
+    public CommandHandler parse(CommandContext ctx, Controller c) {
         MemorySegment sqe = ctx.sqe.segment();
         int fctype = Le.u8(sqe, FabricsCommand.FCTYPE);
         if (c == null) {
             if (fctype != Opcodes.FCTYPE_CONNECT) {
                 ctx.fail(Status.COMMAND_SEQUENCE_ERROR, FabricsCommand.FCTYPE);
-                return false;
+                return null;
             }
             ctx.request.dataDirection(NvmeRequest.DIRECTION_HOST_TO_CONTROLLER);
-            return true;
+            return connect;
         }
         switch (fctype) {
             case Opcodes.FCTYPE_CONNECT -> {
                 // This queue is connected already (NVMe-oF 1.1 figure 31: Controller Busy).
                 ctx.fail(Status.CONNECT_CONTROLLER_BUSY, FabricsCommand.FCTYPE);
-                return false;
+                return null;
             }
             case Opcodes.FCTYPE_PROPERTY_GET, Opcodes.FCTYPE_PROPERTY_SET -> {
                 if (ctx.queue.qid() != 0) {
                     ctx.fail(Status.INVALID_OPCODE, FabricsCommand.FCTYPE);
-                    return false;
+                    return null;
                 }
-                return true;
+                return fctype == Opcodes.FCTYPE_PROPERTY_GET ? propertyGet : propertySet;
             }
             case Opcodes.FCTYPE_DISCONNECT -> {
-                return true;
+                return disconnect;
             }
             default -> {
                 ctx.fail(Status.INVALID_OPCODE, FabricsCommand.FCTYPE);
-                return false;
+                return null;
             }
-        }
-    }
-
-    public void execute(CommandContext ctx, Controller c) {
-        if (c == null) {
-            connect.execute(ctx);
-            return;
-        }
-        int fctype = Le.u8(ctx.sqe.segment(), FabricsCommand.FCTYPE);
-        switch (fctype) {
-            case Opcodes.FCTYPE_PROPERTY_GET -> propertyGet(ctx, c);
-            case Opcodes.FCTYPE_PROPERTY_SET -> propertySet(ctx, c);
-            case Opcodes.FCTYPE_DISCONNECT -> disconnect(ctx, c);
-            default -> ctx.fail(Status.INVALID_OPCODE, FabricsCommand.FCTYPE);
         }
     }
 
@@ -111,7 +111,7 @@ public final class FabricsCommands {
     }
 
     /** Property Set: only CC (4 bytes) is writable; everything else is Invalid Field. */
-    private static void propertySet(CommandContext ctx, Controller c) {
+    private void propertySet(CommandContext ctx, Controller c) {
         MemorySegment sqe = ctx.sqe.segment();
         int attrib = Le.u8(sqe, FabricsCommand.PROPERTY_ATTRIB) & 0x7;
         int offset = Le.u32(sqe, FabricsCommand.PROPERTY_OFFSET);
@@ -128,7 +128,7 @@ public final class FabricsCommands {
         switch (action) {
             case ControllerProperties.CC_RESET -> c.disconnectIoQueues("controller reset (CC.EN cleared)");
             case ControllerProperties.CC_SHUTDOWN -> c.disconnectIoQueues("controller shutdown (CC.SHN)");
-            case ControllerProperties.CC_ENABLED -> c.keepAlive().rearm(ctx.queue.target().clock().nanoTime());
+            case ControllerProperties.CC_ENABLED -> c.keepAlive().rearm(clock.nanoTime());
             default -> {
             }
         }

@@ -16,8 +16,8 @@ public final class Namespace {
     private final long sizeBlocks;
     private final boolean readOnly;
     private final IoStatistics statistics = new IoStatistics();
-    /** The daemon's per-namespace state (pre-resolved metrics), read on the I/O path; null until set. */
-    private volatile Object attachment;
+    /** The daemon's pre-resolved meters of this namespace, read on the I/O path. */
+    private volatile NamespaceObserver observer = NamespaceObserver.NONE;
 
     public Namespace(NamespaceConfig config, BlockBackend backend) {
         this.config = Objects.requireNonNull(config, "config");
@@ -44,8 +44,8 @@ public final class Namespace {
     public byte[] nguid() { return config.nguid(); }
     public long eui64() { return config.eui64(); }
     public IoStatistics statistics() { return statistics; }
-    public Object attachment() { return attachment; }
-    public void attachment(Object attachment) { this.attachment = attachment; }
+    public NamespaceObserver observer() { return observer; }
+    public void observer(NamespaceObserver observer) { this.observer = Objects.requireNonNull(observer, "observer"); }
 
     @Override
     public String toString() {

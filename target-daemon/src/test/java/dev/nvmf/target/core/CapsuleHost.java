@@ -14,11 +14,13 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * A scripted host driving the core through QueueAcceptor / CommandQueue, playing the transport's part: it binds
- * the SQE and a response buffer, maps data (host data in, a garbage-filled buffer of the SGL's length out), calls
- * begin/execute and captures the completion.
+ * A capsule-level host on the {@link FakeTransport}: it drives the core through QueueAcceptor / CommandQueue with
+ * no RDMA underneath, playing the transport's part for each command capsule: it binds the SQE and a response
+ * buffer, maps data (host data in, a garbage-filled buffer of the SGL's length out), calls begin/execute and
+ * captures the completion. Verbs-level hosts (with queue pairs, keys and RDMA READ/WRITE) live with the transport's
+ * tests.
  */
-final class TestHost {
+final class CapsuleHost {
     /** CC value the Linux host writes to enable: EN, IOSQES 6, IOCQES 4. */
     static final int CC_ENABLE = Properties.CC_EN | (6 << Properties.CC_IOSQES_SHIFT) | (4 << Properties.CC_IOCQES_SHIFT);
 
@@ -29,7 +31,7 @@ final class TestHost {
     Queue admin;
     int cntlid = -1;
 
-    TestHost(NvmeTarget target, String hostNqn) {
+    CapsuleHost(NvmeTarget target, String hostNqn) {
         this.target = target;
         this.hostNqn = hostNqn;
         this.hostId = Arrays.copyOf(hostNqn.getBytes(StandardCharsets.UTF_8), 16);
@@ -50,7 +52,7 @@ final class TestHost {
     }
 
     /** Connect, Property Get CAP, Property Set CC.EN, Property Get CSTS = RDY: what the Linux host does. */
-    TestHost connectAndEnable(String subnqn) {
+    CapsuleHost connectAndEnable(String subnqn) {
         Completion c = connectAdmin(subnqn, 5000);
         assertEquals(0, c.status(), () -> "connect: " + c);
         assertEquals(0, admin.submit(Cmd.propertyGet(Properties.CAP, true)).status());

@@ -1,0 +1,11 @@
+package dev.nvmf.target.core.discovery;
+
+/**
+ * Where a discovery controller gets the discovery log page it returns (kernel discovery.c,
+ * {@code nvmet_execute_disc_get_log_page}): built from one snapshot of the target model. Implemented by the target.
+ */
+@FunctionalInterface
+public interface DiscoveryLogSource {
+    /** The whole discovery log page (log 70h) for a host connected through {@code portId}. Control path. */
+    byte[] discoveryLog(String hostNqn, int portId);
+}
