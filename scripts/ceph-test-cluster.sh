@@ -60,22 +60,23 @@ print_env() {
   cat "$DIR/env"
 }
 
+# SIGKILL at once: the cluster's data is thrown away, so a clean shutdown (seconds for the OSD) buys nothing.
+# A SIGSTOPped daemon (a test freezing the OSD) dies of SIGKILL too.
 stop_daemons() {
-  local f pids=""
-  for f in "$DIR"/run/osd.0.pid "$DIR"/run/mon.a.pid "$DIR"/run/watchdog.pid; do
+  local f p pids=""
+  for f in "$DIR"/run/watchdog.pid "$DIR"/run/osd.0.pid "$DIR"/run/mon.a.pid; do
     if pid_alive "$f"; then
-      pids="$pids $(cat "$f")"
-      kill "$(cat "$f")" 2>/dev/null || true
+      p=$(cat "$f")
+      pids="$pids $p"
+      kill -9 "$p" 2>/dev/null || true
     fi
   done
-  # Up to 10 s for a clean exit, then SIGKILL.
-  local p i
+  local i
   for p in $pids; do
     for i in $(seq 1 100); do
       kill -0 "$p" 2>/dev/null || break
-      sleep 0.1
+      sleep 0.05
     done
-    kill -9 "$p" 2>/dev/null || true
   done
 }
 
@@ -179,7 +180,7 @@ start() {
   monmaptool --create --fsid "$fsid" --addv a "[v2:127.0.0.1:$port]" "$DIR/monmap" >/dev/null
   ceph-mon -c "$CONF" --mkfs -i a --monmap "$DIR/monmap" --keyring "$DIR/mon.keyring" >/dev/null 2>&1 \
     || die "ceph-mon --mkfs failed"
-  ceph-mon -c "$CONF" -i a 2>>"$DIR/log/mon.a.stderr" || die "ceph-mon did not start"
+  ceph-mon -c "$CONF" -i a </dev/null >/dev/null 2>>"$DIR/log/mon.a.stderr" || die "ceph-mon did not start"
 
   # The OSD: registered with a fresh cephx secret, then BlueStore made on its block file.
   osd_uuid=$(cat /proc/sys/kernel/random/uuid)
@@ -190,7 +191,7 @@ start() {
   [ "$id" = 0 ] || die "expected osd id 0, got '$id'"
   ceph-authtool --create-keyring "$DIR/osd/0/keyring" --name osd.0 --add-key "$osd_secret" >/dev/null
   ceph-osd -c "$CONF" -i 0 --mkfs --osd-uuid "$osd_uuid" >/dev/null 2>&1 || die "ceph-osd --mkfs failed"
-  ceph-osd -c "$CONF" -i 0 2>>"$DIR/log/osd.0.stderr" || die "ceph-osd did not start"
+  ceph-osd -c "$CONF" -i 0 </dev/null >/dev/null 2>>"$DIR/log/osd.0.stderr" || die "ceph-osd did not start"
 
   # The RBD pool, and a least-privilege client for the target (what an operator would give it).
   cephc osd pool create "$POOL" 8 8 replicated >/dev/null 2>&1 || die "pool create failed"
