@@ -12,6 +12,7 @@
 #   CEPH_CONF=DIR/ceph.conf  CEPH_MON=127.0.0.1:PORT  CEPH_POOL=rbd
 #   CEPH_ADMIN_KEYRING=...   (client.admin: all caps)
 #   CEPH_CLIENT_ID=nvmf  CEPH_CLIENT_KEYRING=...   (client.nvmf: mon 'profile rbd', osd 'profile rbd pool=rbd')
+#   CEPH_RO_CLIENT_ID=nvmf-ro  CEPH_RO_CLIENT_KEYRING=...   (osd 'profile rbd-read-only pool=rbd')
 # Keys are written to keyring files (mode 0600) and never printed.
 #
 # Environment: NVMF_CEPH_PORT (monitor port; default the first free one from 33000), NVMF_CEPH_OSD_BYTES (size of
@@ -198,6 +199,8 @@ start() {
   cephc osd pool application enable "$POOL" rbd >/dev/null 2>&1 || die "pool application enable failed"
   cephc auth get-or-create client.nvmf mon 'profile rbd' osd "profile rbd pool=$POOL" \
     -o "$DIR/ceph.client.nvmf.keyring" >/dev/null 2>&1 || die "auth get-or-create client.nvmf failed"
+  cephc auth get-or-create client.nvmf-ro mon 'profile rbd' osd "profile rbd-read-only pool=$POOL" \
+    -o "$DIR/ceph.client.nvmf-ro.keyring" >/dev/null 2>&1 || die "auth get-or-create client.nvmf-ro failed"
   chmod 600 "$DIR"/*.keyring "$DIR"/osd/0/keyring
   # Ready when an object can be written: the OSD is up and the pool's placement groups are active.
   echo probe >"$DIR/probe"
@@ -212,6 +215,8 @@ CEPH_POOL=$POOL
 CEPH_ADMIN_KEYRING=$DIR/ceph.client.admin.keyring
 CEPH_CLIENT_ID=nvmf
 CEPH_CLIENT_KEYRING=$DIR/ceph.client.nvmf.keyring
+CEPH_RO_CLIENT_ID=nvmf-ro
+CEPH_RO_CLIENT_KEYRING=$DIR/ceph.client.nvmf-ro.keyring
 EOF
   if [ -n "${NVMF_CEPH_OWNER_PID:-}" ]; then
     # A watchdog in its own session: when the owner (a test JVM) is gone, however it ended, stop the cluster.

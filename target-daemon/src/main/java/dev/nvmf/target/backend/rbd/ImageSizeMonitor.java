@@ -1,5 +1,7 @@
 package dev.nvmf.target.backend.rbd;
 
+import dev.nvmf.target.backend.Errno;
+
 import java.lang.foreign.Arena;
 import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
@@ -18,7 +20,9 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
 /**
  * Notices a resize of an open image: a thread of its own reads {@code rbd_get_size} whenever librbd reports a header
  * update ({@code rbd_update_watch}: another client resized, snapshotted or changed features), and every poll interval
- * in case a notification was missed (read-only opens set no watch at all). Each size read goes to {@code sizeRead}.
+ * in case a notification was missed (librbd re-establishes its header watch after a reconnect and refreshes then,
+ * but a notification sent meanwhile is lost). Each size read goes to {@code sizeRead}. An image opened with
+ * {@code rbd_open_read_only} has no header watch: librbd never refreshes its size, and polling cannot help.
  *
  * <p>The size is read here and not in the watch callback: {@code rbd_get_size} may refresh the image header
  * synchronously, which librbd's own notification thread must not wait for. The callback only releases a permit.
@@ -41,7 +45,7 @@ final class ImageSizeMonitor implements AutoCloseable {
      * @param arena the owner's arena: holds the upcall stub and out-parameters, closed by the owner after
      *              {@link #close()}
      */
-    ImageSizeMonitor(String name, long image, Duration interval, Arena arena, LongConsumer sizeRead) {
+    ImageSizeMonitor(String name, long image, boolean watch, Duration interval, Arena arena, LongConsumer sizeRead) {
         this.name = name;
         this.image = image;
         this.interval = interval;
@@ -56,17 +60,17 @@ final class ImageSizeMonitor implements AutoCloseable {
         } catch (ReflectiveOperationException e) {
             throw new IllegalStateException(e);
         }
-        int rc = CephNative.rbdUpdateWatch(image, watchHandle, stub.address(), 0);
+        int rc = watch ? CephNative.rbdUpdateWatch(image, watchHandle, stub.address(), 0) : -Errno.EROFS;
         this.watching = rc >= 0;
-        if (!watching) {
-            LOG.info(name + ": no header-update watch (" + dev.nvmf.target.backend.Errno.name(rc)
-                    + "); the size is polled every " + interval.toMillis() + " ms");
+        if (watch && !watching) {
+            LOG.info(name + ": no header-update watch (" + Errno.name(rc)
+                    + "); the size is only polled, every " + interval.toMillis() + " ms");
         }
         this.thread = Thread.ofPlatform().daemon().name("nvmf-rbd-size-" + name).unstarted(this::run);
         thread.start();
     }
 
-    /** True if librbd notifies header updates (false for read-only opens: they set no watch). */
+    /** True if librbd notifies this monitor of header updates. */
     boolean watching() {
         return watching;
     }
@@ -94,7 +98,7 @@ final class ImageSizeMonitor implements AutoCloseable {
             }
             int rc = CephNative.rbdGetSize(image, sizeOut);
             if (rc < 0) {
-                LOG.warning(name + ": rbd_get_size: " + dev.nvmf.target.backend.Errno.describe(rc));
+                LOG.warning(name + ": rbd_get_size: " + Errno.describe(rc));
                 continue;
             }
             try {
@@ -122,7 +126,7 @@ final class ImageSizeMonitor implements AutoCloseable {
         if (watching) {
             int rc = CephNative.rbdUpdateUnwatch(image, watchHandle.get(JAVA_LONG, 0));
             if (rc < 0) {
-                LOG.warning(name + ": rbd_update_unwatch: " + dev.nvmf.target.backend.Errno.describe(rc));
+                LOG.warning(name + ": rbd_update_unwatch: " + Errno.describe(rc));
             }
         }
         return stopped;

@@ -50,7 +50,9 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  *       unless {@code rbd_skip_partial_discard} is false, so deallocated data is not guaranteed to read back as
  *       zeroes (the core reports DLFEAT accordingly; see docs/rbd.md).</li>
  *   <li>Resize by another client is noticed ({@link ImageSizeMonitor}), {@link #sizeBytes()} follows it and the
- *       {@link CapacityListener} is told; I/O beyond the current end fails with {@code -ERANGE}.</li>
+ *       {@link CapacityListener} is told; I/O beyond the current end fails with {@code -ERANGE}. A read-only
+ *       namespace is opened with {@code rbd_open} too (writes are refused before any call) so that this holds for
+ *       it as well, unless the user's caps are read-only (see {@link #watchesHeader()}).</li>
  * </ul>
  *
  * <h2>Errors</h2>
@@ -105,7 +107,7 @@ public final class RbdBackend implements BlockBackend {
     private final AtomicLong callbackFailures = new AtomicLong();
 
     private RbdBackend(RbdSpec spec, RadosConnection connection, long image, boolean readOnly, long sizeBytes,
-                       long objectSize, int order, long features, int maxInFlight) {
+                       long objectSize, int order, long features, int maxInFlight, boolean watchable) {
         this.spec = spec;
         this.description = spec.describe();
         this.connection = connection;
@@ -133,7 +135,7 @@ public final class RbdBackend implements BlockBackend {
         } catch (ReflectiveOperationException e) {
             throw new IllegalStateException(e);
         }
-        this.sizeMonitor = new ImageSizeMonitor(description, image, spec.sizePollInterval(), arena,
+        this.sizeMonitor = new ImageSizeMonitor(description, image, watchable, spec.sizePollInterval(), arena,
                 this::sizeRead);
     }
 
@@ -156,10 +158,19 @@ public final class RbdBackend implements BlockBackend {
             MemorySegment out = a.allocate(JAVA_LONG);
             MemorySegment imageName = a.allocateFrom(spec.image());
             MemorySegment snap = spec.snapshot() == null ? MemorySegment.NULL : a.allocateFrom(spec.snapshot());
-            int rc = ro ? CephNative.rbdOpenReadOnly(connection.ioctx(), imageName, out, snap)
-                    : CephNative.rbdOpen(connection.ioctx(), imageName, out, snap);
+            // rbd_open even for a read-only namespace (writes are refused here, before any call): only it sets the
+            // header watch through which librbd learns of a resize; rbd_open_read_only never refreshes the size.
+            // A cephx user with read-only caps cannot set the watch: it gets rbd_open_read_only and no resizes.
+            int rc = CephNative.rbdOpen(connection.ioctx(), imageName, out, snap);
+            boolean watchable = true;
+            String call = "rbd_open";
+            if (ro && (rc == -Errno.EPERM || rc == -Errno.EACCES)) {
+                rc = CephNative.rbdOpenReadOnly(connection.ioctx(), imageName, out, snap);
+                watchable = false;
+                call = "rbd_open_read_only";
+            }
             if (rc < 0) {
-                throw new RbdOpenException(name, ro ? "rbd_open_read_only" : "rbd_open", rc, openHint(rc, spec));
+                throw new RbdOpenException(name, call, rc, openHint(rc, spec));
             }
             image = out.get(JAVA_LONG, 0);
             MemorySegment info = a.allocate(RbdLayout.RBD_IMAGE_INFO_SIZE, RbdLayout.RBD_IMAGE_INFO_ALIGNMENT);
@@ -176,9 +187,11 @@ public final class RbdBackend implements BlockBackend {
                 throw new RbdOpenException(name, "rbd_stat", 0, "the image (" + size
                         + " bytes) is smaller than one " + spec.blockSize() + "-byte block");
             }
-            RbdBackend b = new RbdBackend(spec, connection, image, ro, size, objectSize, order, features, maxInFlight);
+            RbdBackend b = new RbdBackend(spec, connection, image, ro, size, objectSize, order, features, maxInFlight,
+                    watchable);
             LOG.info(name + ": opened" + (ro ? " read-only" : "") + ", " + size + " bytes, " + objectSize
-                    + "-byte objects, client." + spec.id() + (b.sizeMonitor.watching() ? "" : ", size polled"));
+                    + "-byte objects, client." + spec.id() + (b.sizeMonitor.watching() ? ""
+                    : ", without a header watch (read-only caps): resizes are not seen until it is reopened"));
             return b;
         } catch (RbdOpenException | RuntimeException e) {
             if (image != 0) {
@@ -241,7 +254,10 @@ public final class RbdBackend implements BlockBackend {
         return (features & RbdLayout.RBD_FEATURE_EXCLUSIVE_LOCK) != 0;
     }
 
-    /** True if header updates are pushed by librbd; false if the size is only polled (read-only opens). */
+    /**
+     * True if librbd watches the image header (and so sees resizes); false when the cephx user's read-only caps
+     * forced {@code rbd_open_read_only}, which never refreshes the size.
+     */
     public boolean watchesHeader() {
         return sizeMonitor.watching();
     }

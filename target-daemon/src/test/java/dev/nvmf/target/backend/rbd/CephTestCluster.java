@@ -32,7 +32,8 @@ public final class CephTestCluster implements BeforeAllCallback {
 
     /** What a started cluster offers its clients (the script's output). */
     public record Cluster(Path dir, Path conf, String monitor, String pool, Path adminKeyring, String clientId,
-                          Path clientKeyring, long startMillis) {
+                          Path clientKeyring, String readOnlyClientId, Path readOnlyClientKeyring,
+                          long startMillis) {
         /** The OSD's process id (for tests that freeze it). */
         long osdPid() throws IOException {
             return Long.parseLong(Files.readString(dir.resolve("run/osd.0.pid")).trim());
@@ -41,6 +42,11 @@ public final class CephTestCluster implements BeforeAllCallback {
         /** A spec for {@code image} as the least-privileged client (mon 'profile rbd', osd 'profile rbd'). */
         RbdSpec spec(String image) {
             return RbdSpec.of(pool, image).withCredentials(conf, clientId, clientKeyring);
+        }
+
+        /** A spec for {@code image} as a client with read-only caps (osd 'profile rbd-read-only'). */
+        RbdSpec readOnlySpec(String image) {
+            return RbdSpec.of(pool, image).withCredentials(conf, readOnlyClientId, readOnlyClientKeyring);
         }
 
         /** A spec for {@code image} as client.admin. */
@@ -111,7 +117,7 @@ public final class CephTestCluster implements BeforeAllCallback {
                 }
             }
             for (String key : List.of("CEPH_CONF", "CEPH_MON", "CEPH_POOL", "CEPH_ADMIN_KEYRING", "CEPH_CLIENT_ID",
-                    "CEPH_CLIENT_KEYRING")) {
+                    "CEPH_CLIENT_KEYRING", "CEPH_RO_CLIENT_ID", "CEPH_RO_CLIENT_KEYRING")) {
                 if (!env.containsKey(key)) {
                     run(script, "stop", dir, 60);
                     return new Holder(null, "the script printed no " + key + ":\n" + tail(r.output), script, dir);
@@ -121,7 +127,8 @@ public final class CephTestCluster implements BeforeAllCallback {
                     + " ms (" + dir + ")");
             Cluster c = new Cluster(dir, Path.of(env.get("CEPH_CONF")), env.get("CEPH_MON"), env.get("CEPH_POOL"),
                     Path.of(env.get("CEPH_ADMIN_KEYRING")), env.get("CEPH_CLIENT_ID"),
-                    Path.of(env.get("CEPH_CLIENT_KEYRING")), millis);
+                    Path.of(env.get("CEPH_CLIENT_KEYRING")), env.get("CEPH_RO_CLIENT_ID"),
+                    Path.of(env.get("CEPH_RO_CLIENT_KEYRING")), millis);
             return new Holder(c, null, script, dir);
         }
 
