@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A throw-away single-node Ceph cluster for tests: one monitor and one OSD (BlueStore on a sparse file), on
 # 127.0.0.1, cephx on, no manager, everything (config, keyrings, data, logs, sockets, pid files) in one folder.
-# Debian 12's ceph 16.2 packages (ceph-mon, ceph-osd, ceph-common: scripts/setup.sh installs them).
+# Debian 12's ceph 16.2 packages (ceph-mon, ceph-osd, ceph-common: scripts/setup.sh installs them). The steps are
+# those of a manual deployment (docs/references.md: Ceph manual deployment), cut to one node.
 #
 #   scripts/ceph-test-cluster.sh start  [DIR]   # bootstrap (or find running) and print what clients need
 #   scripts/ceph-test-cluster.sh status [DIR]   # exit 0 if both daemons run and the cluster answers

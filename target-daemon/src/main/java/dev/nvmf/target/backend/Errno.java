@@ -44,7 +44,7 @@ public final class Errno {
     public static final int ENOSYS = 38;
     public static final int EOPNOTSUPP = 95;
     public static final int ENOTCONN = 107;
-    /** Ceph's EBLOCKLISTED: the cluster has fenced this client (its exclusive lock was broken by another). */
+    /** Ceph's EBLOCKLISTED: the cluster fenced this client after another broke its lock (Ceph user management). */
     public static final int ESHUTDOWN = 108;
     public static final int ETIMEDOUT = 110;
     public static final int ECONNREFUSED = 111;

@@ -22,7 +22,7 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  * update ({@code rbd_update_watch}: another client resized, snapshotted or changed features), and every poll interval
  * in case a notification was missed (librbd re-establishes its header watch after a reconnect and refreshes then,
  * but a notification sent meanwhile is lost). Each size read goes to {@code sizeRead}. An image opened with
- * {@code rbd_open_read_only} has no header watch: librbd never refreshes its size, and polling cannot help.
+ * {@code rbd_open_read_only} has no header watch (librbd.h): librbd never refreshes its size, and polling cannot help.
  *
  * <p>The size is read here and not in the watch callback: {@code rbd_get_size} may refresh the image header
  * synchronously, which librbd's own notification thread must not wait for. The callback only releases a permit.

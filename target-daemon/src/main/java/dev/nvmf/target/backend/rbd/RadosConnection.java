@@ -15,9 +15,10 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  * path under {@link RbdBackend}.
  *
  * <p>Configuration order: ceph.conf first, then the options this target insists on, so that they win over the file:
- * the keyring path, the three timeouts of {@link RbdSpec} (nothing may wait forever) and {@code rbd_non_blocking_aio
- * = true} (submissions are queued to librbd's own thread and never block a poller). Connecting blocks the caller
- * for at most {@code connectTimeout}.
+ * the keyring path, the three timeouts of {@link RbdSpec} (Ceph's defaults wait forever: Ceph client options),
+ * {@code rbd_non_blocking_aio = true} (submissions are queued to librbd's own thread and never block a poller) and
+ * {@code rbd_skip_partial_discard = false} (both: Ceph librbd settings). Connecting blocks the caller for at most
+ * {@code connectTimeout}.
  */
 final class RadosConnection implements AutoCloseable {
     private final String image;

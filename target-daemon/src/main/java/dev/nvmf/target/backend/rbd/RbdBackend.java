@@ -31,8 +31,8 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  * librbd calls the stub on its thread when the operation is done; the stub reads the result, releases the
  * completion, returns the slot and invokes the {@link BackendCallback} there (the core hands the request to its
  * poller). Nothing on the Java heap is allocated per operation once warm; librbd itself allocates its completion
- * object natively. The upcall never throws into librbd: anything thrown is caught and counted
- * ({@link #upcallFailures()}).
+ * object natively. The upcall never throws into librbd (an exception escaping an upcall ends the JVM: JEP 454):
+ * anything thrown is caught and counted ({@link #upcallFailures()}).
  *
  * <p>When all {@code maxInFlight} slots are in use, a submission completes at once, on the caller's thread, with
  * {@code -EAGAIN} (as {@code AsyncFdBackend} does). Size it to the sum of the queue depths that reach the namespace.
@@ -42,13 +42,14 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  *   <li>Addressing is by byte: librbd has no alignment rule, so any offset and length inside the image works; the
  *       namespace's LBA size ({@link #logicalBlockSize()}, 512 unless configured 4096) is a choice for hosts.</li>
  *   <li>Flush is {@code rbd_aio_flush}: librbd's cache (on by default, write-around) acknowledges writes before the
- *       OSDs have them, and a flush waits until every completed write is on all replicas. A FUA write is the write,
- *       then that flush, issued from the write's completion; its callback comes after both.</li>
+ *       OSDs have them, and a flush waits until every completed write is on all replicas (Ceph librbd settings).
+ *       A FUA write is the write, then that flush, issued from the write's completion; its callback comes after
+ *       both.</li>
  *   <li>Write Zeroes is {@code rbd_aio_write_zeroes} without thick provisioning: whole objects are deallocated,
  *       partial ones zeroed; the range reads back as zeroes. Deallocate is {@code rbd_aio_discard}: whole objects are
- *       removed; librbd may skip parts of objects smaller than {@code rbd_discard_granularity_bytes} (64 KiB)
- *       unless {@code rbd_skip_partial_discard} is false, so deallocated data is not guaranteed to read back as
- *       zeroes (the core reports DLFEAT accordingly; see docs/rbd.md).</li>
+ *       removed, parts of objects zeroed: {@link RadosConnection} turns {@code rbd_skip_partial_discard} off, which
+ *       would otherwise skip pieces smaller than {@code rbd_discard_granularity_bytes} (64 KiB) and leave their old
+ *       data (Ceph librbd settings), so deallocated blocks read back as zeroes as the core's DLFEAT says.</li>
  *   <li>Resize by another client is noticed ({@link ImageSizeMonitor}), {@link #sizeBytes()} follows it and the
  *       {@link CapacityListener} is told; I/O beyond the current end fails with {@code -ERANGE}. A read-only
  *       namespace is opened with {@code rbd_open} too (writes are refused before any call) so that this holds for

@@ -13,7 +13,8 @@ import java.util.Objects;
  * @param image            the image name
  * @param snapshot         a snapshot to serve (always read-only), or null for the image itself
  * @param conf             the ceph.conf to read (monitors, options), or null for librados' default search
- *                         ({@code $CEPH_CONF}, {@code /etc/ceph/ceph.conf}, {@code ~/.ceph/config}, {@code ./ceph.conf})
+ *                         ({@code $CEPH_CONF}, {@code /etc/ceph/ceph.conf}, {@code ~/.ceph/config},
+ *                         {@code ./ceph.conf})
  * @param id               the cephx user without its {@code client.} prefix, e.g. {@code nvmf} for client.nvmf
  * @param keyring          the keyring file holding that user's key, or null for librados' default search
  *                         ({@code /etc/ceph/ceph.client.ID.keyring}, {@code /etc/ceph/ceph.keyring}, ...). Only the
@@ -32,9 +33,10 @@ public record RbdSpec(String pool, String namespace, String image, String snapsh
     /** The cephx user librados takes when none is named. */
     public static final String DEFAULT_ID = "admin";
     /**
-     * Below the Linux host's default NVMe I/O timeout (nvme_core.io_timeout, 30 s), so that an operation stuck in
-     * the cluster is answered with a retryable status before the host gives up and resets the controller, and above
-     * Ceph's default OSD failure detection (osd_heartbeat_grace, 20 s) plus a little peering.
+     * Below the Linux host's default NVMe I/O timeout (kernel host core.c, nvme_io_timeout: 30 s), so that an
+     * operation stuck in the cluster is answered with a retryable status before the host gives up and resets the
+     * controller, and above Ceph's default OSD failure detection (Ceph mon-osd interaction, osd_heartbeat_grace:
+     * 20 s) plus a little peering.
      */
     public static final Duration DEFAULT_OSD_OP_TIMEOUT = Duration.ofSeconds(25);
     public static final Duration DEFAULT_MON_OP_TIMEOUT = Duration.ofSeconds(25);
@@ -136,7 +138,7 @@ public record RbdSpec(String pool, String namespace, String image, String snapsh
         }
     }
 
-    /** Ceph takes these options in whole seconds only (a fraction is refused with -EINVAL). */
+    /** librados takes these options in whole seconds only, a fraction is refused with -EINVAL (Ceph client options). */
     private static void requireSeconds(String key, Duration d) {
         Objects.requireNonNull(d, key);
         if (d.getNano() != 0 || d.getSeconds() < 1 || d.compareTo(MAX_TIMEOUT) > 0) {

@@ -26,7 +26,8 @@ import java.util.concurrent.TimeUnit;
  * reason; with {@code CI=true} they fail instead.
  */
 public final class CephTestCluster implements BeforeAllCallback {
-    private static final ExtensionContext.Namespace NAMESPACE = ExtensionContext.Namespace.create(CephTestCluster.class);
+    private static final ExtensionContext.Namespace NAMESPACE =
+            ExtensionContext.Namespace.create(CephTestCluster.class);
     /** The script's exit status for missing packages. */
     private static final int EXIT_MISSING_TOOLS = 2;
 
@@ -35,22 +36,22 @@ public final class CephTestCluster implements BeforeAllCallback {
                           Path clientKeyring, String readOnlyClientId, Path readOnlyClientKeyring,
                           long startMillis) {
         /** The OSD's process id (for tests that freeze it). */
-        long osdPid() throws IOException {
+        public long osdPid() throws IOException {
             return Long.parseLong(Files.readString(dir.resolve("run/osd.0.pid")).trim());
         }
 
         /** A spec for {@code image} as the least-privileged client (mon 'profile rbd', osd 'profile rbd'). */
-        RbdSpec spec(String image) {
+        public RbdSpec spec(String image) {
             return RbdSpec.of(pool, image).withCredentials(conf, clientId, clientKeyring);
         }
 
         /** A spec for {@code image} as a client with read-only caps (osd 'profile rbd-read-only'). */
-        RbdSpec readOnlySpec(String image) {
+        public RbdSpec readOnlySpec(String image) {
             return RbdSpec.of(pool, image).withCredentials(conf, readOnlyClientId, readOnlyClientKeyring);
         }
 
         /** A spec for {@code image} as client.admin. */
-        RbdSpec adminSpec(String image) {
+        public RbdSpec adminSpec(String image) {
             return RbdSpec.of(pool, image).withCredentials(conf, "admin", adminKeyring);
         }
     }

@@ -13,9 +13,10 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 /**
  * Creates, resizes, snapshots and removes test images as client.admin, in-process through librbd (the product binds
- * none of these calls). Every image made here is removed by {@link #close()}.
+ * none of these calls). Every image made here is removed by {@link #close()}. Public for tests of other packages
+ * (the daemon's, with an RBD namespace).
  */
-final class TestImages implements AutoCloseable {
+public final class TestImages implements AutoCloseable {
     private static final MethodHandle RBD_CREATE = bind("rbd_create", JAVA_INT, JAVA_LONG, ADDRESS, JAVA_LONG,
             ADDRESS);
     private static final MethodHandle RBD_REMOVE = bind("rbd_remove", JAVA_INT, JAVA_LONG, ADDRESS);
@@ -29,7 +30,7 @@ final class TestImages implements AutoCloseable {
     /** "image@snapshot" of every snapshot made: removed before their image. */
     private final List<String[]> snapshots = new ArrayList<>();
 
-    TestImages(CephTestCluster.Cluster cluster) throws RbdOpenException {
+    public TestImages(CephTestCluster.Cluster cluster) throws RbdOpenException {
         this.admin = RadosConnection.open(cluster.adminSpec("test-admin"));
     }
 
@@ -39,7 +40,7 @@ final class TestImages implements AutoCloseable {
     }
 
     /** A new image "prefix-PID-N" of {@code sizeBytes} with 4 MiB objects (order 22) and the default features. */
-    String create(String prefix, long sizeBytes) {
+    public String create(String prefix, long sizeBytes) {
         String name = prefix + "-" + ProcessHandle.current().pid() + "-" + SEQUENCE.incrementAndGet();
         try (Arena a = Arena.ofConfined()) {
             MemorySegment order = a.allocate(JAVA_INT);
@@ -54,11 +55,11 @@ final class TestImages implements AutoCloseable {
     }
 
     /** Resizes through a handle of its own: another client, as far as the backend under test can tell. */
-    void resize(String image, long sizeBytes) {
+    public void resize(String image, long sizeBytes) {
         withImage(image, h -> (int) RBD_RESIZE.invokeExact(h, sizeBytes), "rbd_resize");
     }
 
-    void snapshot(String image, String snapshot) {
+    public void snapshot(String image, String snapshot) {
         try (Arena a = Arena.ofConfined()) {
             MemorySegment snap = a.allocateFrom(snapshot);
             withImage(image, h -> (int) RBD_SNAP_CREATE.invokeExact(h, snap), "rbd_snap_create");
@@ -66,7 +67,7 @@ final class TestImages implements AutoCloseable {
         snapshots.add(new String[]{image, snapshot});
     }
 
-    void remove(String image) {
+    public void remove(String image) {
         for (String[] s : List.copyOf(snapshots)) {
             if (s[0].equals(image)) {
                 try (Arena a = Arena.ofConfined()) {
