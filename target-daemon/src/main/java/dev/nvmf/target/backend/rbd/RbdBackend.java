@@ -57,8 +57,8 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  * </ul>
  *
  * <h2>Errors</h2>
- * librbd's negative errno is passed to the callback unchanged (a read that returned fewer bytes than asked, which
- * librbd does only at the image's end, gives {@code -ERANGE}). The ones that matter: {@code -EIO}, {@code -ENOSPC}
+ * librbd's negative errno is passed to the callback unchanged (an operation librbd cut short at the image's end,
+ * which happens only when the image shrank under it, gives {@code -ERANGE}). The ones that matter: {@code -EIO}, {@code -ENOSPC}
  * and {@code -EDQUOT} (cluster or pool quota full), {@code -EROFS} (a snapshot, a read-only open, or a mirrored
  * non-primary image), {@code -EPERM}/{@code -EACCES} (the cephx user's caps), {@code -ETIMEDOUT} (no OSD answer within
  * {@code osd_op_timeout}), {@code -ESHUTDOWN} (this client was blocklisted), {@code -ENOENT} (the image was removed).
@@ -476,13 +476,18 @@ public final class RbdBackend implements BlockBackend {
         }
     }
 
-    /** librbd's return value as the callback's result: 0 or a negative errno. */
+    /**
+     * librbd's return value as the callback's result: 0 or a negative errno. librbd clips an operation at the
+     * image's end (the image shrank under the request): a read then returns fewer bytes than asked, and any
+     * operation that reports a byte count reports fewer; either is {@code -ERANGE}, never a silent partial success.
+     */
     private static int result(RbdOperation op, int phase, long value) {
         if (value < 0) {
             return (int) Math.max(value, Integer.MIN_VALUE);
         }
-        if (op.opcode == RbdOperation.READ && phase == RbdOperation.PHASE_MAIN && value < op.length) {
-            return -Errno.ERANGE; // librbd clips a read at the image's end: the image shrank under the request
+        if (phase == RbdOperation.PHASE_MAIN && op.opcode != RbdOperation.FLUSH && value < op.length
+                && (value > 0 || op.opcode == RbdOperation.READ)) {
+            return -Errno.ERANGE;
         }
         return 0;
     }

@@ -275,6 +275,12 @@ class RbdBackendTest {
             Outcome z = new Outcome();
             ro.writeZeroes(0, 4096, null, z);
             assertEquals(-Errno.EROFS, z.await());
+            Outcome d = new Outcome();
+            ro.deallocate(0, 4096, null, d);
+            assertEquals(-Errno.EROFS, d.await());
+            Outcome f = new Outcome();
+            ro.flush(null, f);
+            assertEquals(0, f.await());
             Outcome r = new Outcome();
             ro.read(0, buf, 4096, null, r);
             // One slot: a second read while the first is in flight is refused with -EAGAIN, never queued or lost.

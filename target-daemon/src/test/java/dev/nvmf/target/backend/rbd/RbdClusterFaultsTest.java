@@ -221,6 +221,7 @@ class RbdClusterFaultsTest {
             MemorySegment buf = arena.allocate(4096, 4096);
             assertEquals(0, await(o -> b.read(0, buf, 4096, null, o)));
             assertEquals(-Errno.EROFS, await(o -> b.write(0, buf, 4096, false, null, o)));
+            assertEquals(0, await(o -> b.flush(null, o)), "a flush of a read-only open has nothing to do");
         }
         // Writable, the same user is refused by the cluster at open.
         RbdOpenException e = assertThrows(RbdOpenException.class,
