@@ -320,7 +320,8 @@ final class CephNative {
         }
     }
 
-    private static RuntimeException rethrow(Throwable t) {
+    /** What a downcall threw, as an unchecked exception (an Error is rethrown as itself). */
+    static RuntimeException rethrow(Throwable t) {
         if (t instanceof RuntimeException r) {
             return r;
         }

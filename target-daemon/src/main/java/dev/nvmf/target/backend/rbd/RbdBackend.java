@@ -3,6 +3,7 @@ package dev.nvmf.target.backend.rbd;
 import dev.nvmf.target.backend.BackendCallback;
 import dev.nvmf.target.backend.BlockBackend;
 import dev.nvmf.target.backend.Errno;
+import dev.nvmf.target.backend.Ranges;
 import org.agrona.concurrent.ManyToManyConcurrentArrayQueue;
 
 import java.lang.foreign.Arena;
@@ -336,50 +337,29 @@ public final class RbdBackend implements BlockBackend {
 
     @Override
     public void writeZeroes(long offset, long length, Object attachment, BackendCallback callback) {
-        int status = readOnly ? -Errno.EROFS : checkRange(offset, length);
-        if (status != 0) {
-            callback.backendDone(attachment, status);
-            return;
-        }
-        submit(RbdOperation.WRITE_ZEROES, offset, 0, length, attachment, callback);
+        submitRange(RbdOperation.WRITE_ZEROES, offset, length, attachment, callback);
     }
 
     @Override
     public void deallocate(long offset, long length, Object attachment, BackendCallback callback) {
-        int status = readOnly ? -Errno.EROFS : checkRange(offset, length);
+        submitRange(RbdOperation.DISCARD, offset, length, attachment, callback);
+    }
+
+    private void submitRange(int opcode, long offset, long length, Object attachment, BackendCallback callback) {
+        int status = readOnly ? -Errno.EROFS : Ranges.check(offset, length, sizeBytes);
         if (status != 0) {
             callback.backendDone(attachment, status);
             return;
         }
-        submit(RbdOperation.DISCARD, offset, 0, length, attachment, callback);
+        submit(opcode, offset, 0, length, attachment, callback);
     }
 
     private int checkTransfer(long offset, MemorySegment buffer, int length) {
-        if (buffer == null) {
-            return -Errno.EINVAL;
-        }
-        int status = checkRange(offset, length);
-        if (status != 0) {
-            return status;
-        }
-        if (length > buffer.byteSize()) {
-            return -Errno.ERANGE;
-        }
-        if (!buffer.isNative()) {
+        int status = Ranges.checkTransfer(offset, buffer, length, sizeBytes);
+        if (status == 0 && !buffer.isNative()) {
             return -Errno.EFAULT; // a heap array has no stable address for librbd's thread
         }
-        return 0;
-    }
-
-    private int checkRange(long offset, long length) {
-        if (offset < 0 || length < 0) {
-            return -Errno.EINVAL;
-        }
-        long size = sizeBytes;
-        if (offset > size || length > size - offset) {
-            return -Errno.ERANGE;
-        }
-        return 0;
+        return status;
     }
 
     private void submit(int opcode, long offset, long address, long length, Object attachment,

@@ -48,7 +48,7 @@ public final class TestImages implements AutoCloseable {
             int rc = (int) RBD_CREATE.invokeExact(admin.ioctx(), a.allocateFrom(name), sizeBytes, order);
             check(rc, "rbd_create " + name);
         } catch (Throwable t) {
-            throw asRuntime(t);
+            throw CephNative.rethrow(t);
         }
         created.add(name);
         return name;
@@ -81,7 +81,7 @@ public final class TestImages implements AutoCloseable {
             int rc = (int) RBD_REMOVE.invokeExact(admin.ioctx(), a.allocateFrom(image));
             check(rc, "rbd_remove " + image);
         } catch (Throwable t) {
-            throw asRuntime(t);
+            throw CephNative.rethrow(t);
         }
         created.remove(image);
     }
@@ -101,7 +101,7 @@ public final class TestImages implements AutoCloseable {
                 CephNative.rbdClose(h);
             }
         } catch (Throwable t) {
-            throw asRuntime(t);
+            throw CephNative.rethrow(t);
         }
     }
 
@@ -109,16 +109,6 @@ public final class TestImages implements AutoCloseable {
         if (rc < 0) {
             throw new IllegalStateException(what + ": " + dev.nvmf.target.backend.Errno.describe(rc));
         }
-    }
-
-    private static RuntimeException asRuntime(Throwable t) {
-        if (t instanceof RuntimeException r) {
-            return r;
-        }
-        if (t instanceof Error e) {
-            throw e;
-        }
-        return new IllegalStateException(t);
     }
 
     @Override
