@@ -261,15 +261,13 @@ public abstract class AsyncFdBackend implements BlockBackend {
     }
 
     private int checkTransfer(long offset, MemorySegment buffer, int length) {
-        if (buffer == null) {
-            return -Errno.EINVAL;
-        }
-        int status = checkRange(offset, length);
+        int status = buffer == null ? -Errno.EINVAL : checkRange(offset, length);
         if (status != 0) {
             return status;
         }
-        if (length > buffer.byteSize()) {
-            return -Errno.ERANGE;
+        status = Ranges.checkTransfer(offset, buffer, length, sizeBytes);
+        if (status != 0) {
+            return status;
         }
         if (!buffer.isNative()) {
             return -Errno.EFAULT; // a heap array has no stable address for the kernel
@@ -278,11 +276,9 @@ public abstract class AsyncFdBackend implements BlockBackend {
     }
 
     private int checkRange(long offset, long length) {
-        if (offset < 0 || length < 0) {
-            return -Errno.EINVAL;
-        }
-        if (offset > sizeBytes || length > sizeBytes - offset) {
-            return -Errno.ERANGE;
+        int status = Ranges.check(offset, length, sizeBytes);
+        if (status != 0) {
+            return status;
         }
         if (directIo && ((offset | length) & (logicalBlockSize - 1)) != 0) {
             return -Errno.EINVAL; // O_DIRECT: the device cannot address less than a logical block

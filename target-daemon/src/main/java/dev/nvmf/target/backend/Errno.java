@@ -13,6 +13,9 @@ package dev.nvmf.target.backend;
  *   <li>{@link #ENODEV}: the backend is closed (or closing);</li>
  *   <li>{@link #EIO}: a read that met the end of the file early (the file was truncated under the backend),
  *       or an I/O error from the kernel; any other errno from the kernel is passed on as is.</li>
+ *   <li>{@link #ETIMEDOUT}, {@link #ESHUTDOWN}, {@link #ENOTCONN}, {@link #ECONNREFUSED}, {@link #ECANCELED}: the RBD
+ *       backend's cluster did not answer in time, blocklisted this client, or is unreachable (see
+ *       {@code dev.nvmf.target.backend.rbd.RbdBackend}).</li>
  * </ul>
  */
 public final class Errno {
@@ -37,9 +40,16 @@ public final class Errno {
     public static final int ENOSPC = 28;
     public static final int EROFS = 30;
     public static final int ERANGE = 34;
+    public static final int ENAMETOOLONG = 36;
     public static final int ENOSYS = 38;
     public static final int EOPNOTSUPP = 95;
+    public static final int ENOTCONN = 107;
+    /** Ceph's EBLOCKLISTED: the cluster fenced this client after another broke its lock (Ceph user management). */
+    public static final int ESHUTDOWN = 108;
+    public static final int ETIMEDOUT = 110;
+    public static final int ECONNREFUSED = 111;
     public static final int EDQUOT = 122;
+    public static final int ECANCELED = 125;
 
     private Errno() {
     }
@@ -70,9 +80,15 @@ public final class Errno {
             case ENOSPC -> "ENOSPC";
             case EROFS -> "EROFS";
             case ERANGE -> "ERANGE";
+            case ENAMETOOLONG -> "ENAMETOOLONG";
             case ENOSYS -> "ENOSYS";
             case EOPNOTSUPP -> "EOPNOTSUPP";
+            case ENOTCONN -> "ENOTCONN";
+            case ESHUTDOWN -> "ESHUTDOWN";
+            case ETIMEDOUT -> "ETIMEDOUT";
+            case ECONNREFUSED -> "ECONNREFUSED";
             case EDQUOT -> "EDQUOT";
+            case ECANCELED -> "ECANCELED";
             default -> "errno " + e;
         };
     }
