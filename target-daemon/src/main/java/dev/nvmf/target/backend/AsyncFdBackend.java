@@ -1,5 +1,8 @@
 package dev.nvmf.target.backend;
 
+import dev.nvmf.verbs.Errno;
+import dev.nvmf.verbs.ffm.Libc;
+
 import org.agrona.concurrent.ManyToManyConcurrentArrayQueue;
 
 import java.lang.foreign.Arena;
@@ -113,7 +116,7 @@ public abstract class AsyncFdBackend implements BlockBackend {
         this.directIo = directIo;
         this.logicalBlockSize = Math.max(1, logicalBlockSize);
         this.maxInFlight = maxInFlight;
-        this.useDsyncWrites = fuaMode == FuaMode.RWF_DSYNC && LibC.hasPwritev2();
+        this.useDsyncWrites = fuaMode == FuaMode.RWF_DSYNC && Libc.hasPwritev2();
         this.zeroes = arena.allocate(ZERO_BUFFER_BYTES, 4096);
         // Twice the pool: an offer to a slot whose previous occupant's consumer has not yet finished its poll
         // (the only way these queues refuse an offer below capacity) then needs a consumer stalled for a full lap.
@@ -380,7 +383,7 @@ public abstract class AsyncFdBackend implements BlockBackend {
             }
         }
         try (Arena a = Arena.ofConfined()) {
-            LibC.close(LibC.newErrnoState(a), fd);
+            Libc.close(Libc.allocateCapture(a), fd);
         }
         arena.close();
         if (interrupted) {
@@ -398,7 +401,7 @@ public abstract class AsyncFdBackend implements BlockBackend {
         private final MemorySegment bounce;
 
         Worker() {
-            errno = LibC.newErrnoState(arena);
+            errno = Libc.allocateCapture(arena);
             iovec = arena.allocate(16, 8);
             range = arena.allocate(16, 8);
             bounce = directIo ? arena.allocate(BOUNCE_BUFFER_BYTES, 4096) : MemorySegment.NULL;
@@ -476,13 +479,13 @@ public abstract class AsyncFdBackend implements BlockBackend {
         private int preadFully(long offset, long address, long length) {
             long done = 0;
             while (done < length) {
-                long r = LibC.pread(errno, fd, address + done, length - done, offset + done);
+                long r = Libc.pread(errno, fd, address + done, length - done, offset + done);
                 if (r > 0) {
                     done += r;
                 } else if (r == 0) {
                     return -Errno.EIO; // end of file inside the namespace: the file shrank under us
                 } else {
-                    int e = LibC.errno(errno);
+                    int e = Libc.errno(errno);
                     if (e != Errno.EINTR) {
                         return -e;
                     }
@@ -523,19 +526,19 @@ public abstract class AsyncFdBackend implements BlockBackend {
                 if (dsync) {
                     iovec.set(ValueLayout.JAVA_LONG, 0, address + done);
                     iovec.set(ValueLayout.JAVA_LONG, 8, length - done);
-                    r = LibC.pwritev2(errno, fd, iovec.address(), 1, offset + done, LibC.RWF_DSYNC);
+                    r = Libc.pwritev2(errno, fd, iovec.address(), 1, offset + done, Libc.RWF_DSYNC);
                     if (r >= 0) {
                         dsyncWrites.incrementAndGet();
                     }
                 } else {
-                    r = LibC.pwrite(errno, fd, address + done, length - done, offset + done);
+                    r = Libc.pwrite(errno, fd, address + done, length - done, offset + done);
                 }
                 if (r > 0) {
                     done += r;
                 } else if (r == 0) {
                     return -Errno.EIO;
                 } else {
-                    int e = LibC.errno(errno);
+                    int e = Libc.errno(errno);
                     if (e != Errno.EINTR) {
                         return -e;
                     }
@@ -547,10 +550,10 @@ public abstract class AsyncFdBackend implements BlockBackend {
         private int fdatasync() {
             while (true) {
                 fdatasyncCalls.incrementAndGet();
-                if (LibC.fdatasync(errno, fd) == 0) {
+                if (Libc.fdatasync(errno, fd) == 0) {
                     return 0;
                 }
-                int e = LibC.errno(errno);
+                int e = Libc.errno(errno);
                 if (e != Errno.EINTR) {
                     return -e;
                 }
@@ -562,7 +565,7 @@ public abstract class AsyncFdBackend implements BlockBackend {
                 return 0;
             }
             if (!zeroRangeUnsupported) {
-                int status = fallocate(LibC.FALLOC_FL_ZERO_RANGE, offset, length);
+                int status = fallocate(Libc.FALLOC_FL_ZERO_RANGE, offset, length);
                 if (!unsupported(status)) {
                     return status;
                 }
@@ -571,7 +574,7 @@ public abstract class AsyncFdBackend implements BlockBackend {
             if (blockDevice && !zeroOutIoctlUnsupported) {
                 range.set(ValueLayout.JAVA_LONG, 0, offset);
                 range.set(ValueLayout.JAVA_LONG, 8, length);
-                int status = ioctl(LibC.BLKZEROOUT, range.address());
+                int status = ioctl(Libc.BLKZEROOUT, range.address());
                 if (!unsupported(status)) {
                     zeroOutIoctls.incrementAndGet();
                     return status;
@@ -601,7 +604,7 @@ public abstract class AsyncFdBackend implements BlockBackend {
                 return 0;
             }
             if (!punchHoleUnsupported) {
-                int status = fallocate(LibC.FALLOC_FL_PUNCH_HOLE | LibC.FALLOC_FL_KEEP_SIZE, offset, length);
+                int status = fallocate(Libc.FALLOC_FL_PUNCH_HOLE | Libc.FALLOC_FL_KEEP_SIZE, offset, length);
                 if (!unsupported(status)) {
                     return status;
                 }
@@ -616,10 +619,10 @@ public abstract class AsyncFdBackend implements BlockBackend {
 
         private int fallocate(int mode, long offset, long length) {
             while (true) {
-                if (LibC.fallocate(errno, fd, mode, offset, length) == 0) {
+                if (Libc.fallocate(errno, fd, mode, offset, length) == 0) {
                     return 0;
                 }
-                int e = LibC.errno(errno);
+                int e = Libc.errno(errno);
                 if (e != Errno.EINTR) {
                     return -e;
                 }
@@ -628,10 +631,10 @@ public abstract class AsyncFdBackend implements BlockBackend {
 
         private int ioctl(long request, long argument) {
             while (true) {
-                if (LibC.ioctl(errno, fd, request, argument) == 0) {
+                if (Libc.ioctl(errno, fd, request, argument) == 0) {
                     return 0;
                 }
-                int e = LibC.errno(errno);
+                int e = Libc.errno(errno);
                 if (e != Errno.EINTR) {
                     return -e;
                 }

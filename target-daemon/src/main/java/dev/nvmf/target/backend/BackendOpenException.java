@@ -1,5 +1,7 @@
 package dev.nvmf.target.backend;
 
+import dev.nvmf.verbs.ffm.Libc;
+
 import java.io.IOException;
 import java.nio.file.Path;
 
@@ -13,7 +15,7 @@ public final class BackendOpenException extends IOException {
     private final int errno;
 
     BackendOpenException(Path path, String what, int errno) {
-        super(path + ": " + what + ": " + Errno.describe(errno));
+        super(path + ": " + what + ": " + Libc.describe(errno));
         this.path = path;
         this.errno = Math.abs(errno);
     }

@@ -1,5 +1,8 @@
 package dev.nvmf.target.backend;
 
+import dev.nvmf.verbs.Errno;
+import dev.nvmf.verbs.ffm.Libc;
+
 import java.nio.file.Files;
 import java.nio.file.Path;
 
@@ -29,11 +32,11 @@ public final class FileBackend extends AsyncFdBackend {
         }
         boolean readOnly = spec.readOnly();
         String note = "";
-        int flags = LibC.O_CLOEXEC | (readOnly ? LibC.O_RDONLY
-                : LibC.O_RDWR | (spec.create() ? LibC.O_CREAT : 0));
+        int flags = Libc.O_CLOEXEC | (readOnly ? Libc.O_RDONLY
+                : Libc.O_RDWR | (spec.create() ? Libc.O_CREAT : 0));
         int fd = Fds.open(path, flags, 0644);
         if (fd < 0 && !readOnly && Fds.permissionDenied(-fd) && Files.exists(path)) {
-            int retry = Fds.open(path, LibC.O_CLOEXEC | LibC.O_RDONLY, 0);
+            int retry = Fds.open(path, Libc.O_CLOEXEC | Libc.O_RDONLY, 0);
             if (retry >= 0) {
                 note = " (read-only: " + Errno.name(fd) + " for writing)";
                 readOnly = true;
