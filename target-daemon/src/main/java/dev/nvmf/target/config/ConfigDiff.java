@@ -31,9 +31,9 @@ import java.util.Set;
  * @param loggingChanged     the logging settings changed (applied live by the service itself)
  */
 public record ConfigDiff(List<String> hostsAdded, List<String> hostsRemoved,
-                         List<SubsystemConfig> subsystemsAdded, List<String> subsystemsRemoved,
+                         List<SubsystemSection> subsystemsAdded, List<String> subsystemsRemoved,
                          List<SubsystemChange> subsystemsChanged,
-                         List<PortConfig> portsAdded, List<Integer> portsRemoved, List<PortChange> portsChanged,
+                         List<PortSection> portsAdded, List<Integer> portsRemoved, List<PortChange> portsChanged,
                          List<String> restartRequired, boolean loggingChanged) {
 
     /**
@@ -50,16 +50,16 @@ public record ConfigDiff(List<String> hostsAdded, List<String> hostsRemoved,
      * @param allowedHostsRemoved host NQNs no longer allowed (their controllers on this subsystem are
      *                            disconnected, as the kernel target does)
      */
-    public record SubsystemChange(String nqn, SubsystemConfig before, SubsystemConfig after,
-                                  List<String> attributesChanged, List<NamespaceConfig> namespacesAdded,
+    public record SubsystemChange(String nqn, SubsystemSection before, SubsystemSection after,
+                                  List<String> attributesChanged, List<NamespaceSection> namespacesAdded,
                                   List<Long> namespacesRemoved, List<NamespaceChange> namespacesChanged,
                                   List<String> allowedHostsAdded, List<String> allowedHostsRemoved) {}
 
     /** One namespace, before and after; {@link #enabledOnly} when nothing but the enabled flag changed. */
-    public record NamespaceChange(NamespaceConfig before, NamespaceConfig after) {
+    public record NamespaceChange(NamespaceSection before, NamespaceSection after) {
         public boolean enabledOnly() {
             return before.enabled() != after.enabled()
-                    && before.equals(new NamespaceConfig(after.nsid(), after.kind(), after.path(), after.ramSize(),
+                    && before.equals(new NamespaceSection(after.nsid(), after.kind(), after.path(), after.ramSize(),
                     after.uuid(), after.nguid(), after.readOnly(), before.enabled()));
         }
     }
@@ -71,22 +71,22 @@ public record ConfigDiff(List<String> hostsAdded, List<String> hostsRemoved,
      * @param subsystemsAdded   subsystems now exposed on it
      * @param subsystemsRemoved subsystems no longer exposed (their controllers through this port disconnect)
      */
-    public record PortChange(int id, PortConfig before, PortConfig after, boolean listenerChanged,
+    public record PortChange(int id, PortSection before, PortSection after, boolean listenerChanged,
                              List<String> subsystemsAdded, List<String> subsystemsRemoved) {}
 
     public static ConfigDiff between(TargetConfig before, TargetConfig after) {
         List<String> hostsAdded = added(nqns(before.hosts()), nqns(after.hosts()));
         List<String> hostsRemoved = added(nqns(after.hosts()), nqns(before.hosts()));
 
-        Map<String, SubsystemConfig> oldSubs = new LinkedHashMap<>();
+        Map<String, SubsystemSection> oldSubs = new LinkedHashMap<>();
         before.subsystems().forEach(s -> oldSubs.put(s.nqn(), s));
-        Map<String, SubsystemConfig> newSubs = new LinkedHashMap<>();
+        Map<String, SubsystemSection> newSubs = new LinkedHashMap<>();
         after.subsystems().forEach(s -> newSubs.put(s.nqn(), s));
-        List<SubsystemConfig> subsAdded = new ArrayList<>();
+        List<SubsystemSection> subsAdded = new ArrayList<>();
         List<String> subsRemoved = new ArrayList<>();
         List<SubsystemChange> subsChanged = new ArrayList<>();
-        for (SubsystemConfig s : after.subsystems()) {
-            SubsystemConfig old = oldSubs.get(s.nqn());
+        for (SubsystemSection s : after.subsystems()) {
+            SubsystemSection old = oldSubs.get(s.nqn());
             if (old == null) {
                 subsAdded.add(s);
             } else if (!old.equals(s)) {
@@ -99,14 +99,14 @@ public record ConfigDiff(List<String> hostsAdded, List<String> hostsRemoved,
             }
         }
 
-        Map<Integer, PortConfig> oldPorts = new LinkedHashMap<>();
+        Map<Integer, PortSection> oldPorts = new LinkedHashMap<>();
         before.ports().forEach(p -> oldPorts.put(p.id(), p));
         Set<Integer> newIds = new LinkedHashSet<>();
-        List<PortConfig> portsAdded = new ArrayList<>();
+        List<PortSection> portsAdded = new ArrayList<>();
         List<PortChange> portsChanged = new ArrayList<>();
-        for (PortConfig p : after.ports()) {
+        for (PortSection p : after.ports()) {
             newIds.add(p.id());
-            PortConfig old = oldPorts.get(p.id());
+            PortSection old = oldPorts.get(p.id());
             if (old == null) {
                 portsAdded.add(p);
             } else if (!old.equals(p)) {
@@ -122,8 +122,8 @@ public record ConfigDiff(List<String> hostsAdded, List<String> hostsRemoved,
         }
 
         List<String> restart = new ArrayList<>();
-        TransportConfig a = before.transport();
-        TransportConfig b = after.transport();
+        TransportSection a = before.transport();
+        TransportSection b = after.transport();
         change(restart, "transport.max_queue_depth", a.maxQueueDepth(), b.maxQueueDepth());
         change(restart, "transport.max_io_qpairs_per_ctrlr", a.maxIoQpairsPerCtrlr(), b.maxIoQpairsPerCtrlr());
         change(restart, "transport.in_capsule_data_size", a.inCapsuleDataSize(), b.inCapsuleDataSize());
@@ -137,7 +137,7 @@ public record ConfigDiff(List<String> hostsAdded, List<String> hostsRemoved,
                 portsRemoved, portsChanged, restart, !before.logging().equals(after.logging()));
     }
 
-    private static SubsystemChange subsystemChange(SubsystemConfig old, SubsystemConfig now) {
+    private static SubsystemChange subsystemChange(SubsystemSection old, SubsystemSection now) {
         List<String> attrs = new ArrayList<>();
         if (!old.serial().equals(now.serial())) {
             attrs.add("serial");
@@ -148,9 +148,9 @@ public record ConfigDiff(List<String> hostsAdded, List<String> hostsRemoved,
         if (old.allowAnyHost() != now.allowAnyHost()) {
             attrs.add("allow_any_host");
         }
-        List<NamespaceConfig> nsAdded = new ArrayList<>();
+        List<NamespaceSection> nsAdded = new ArrayList<>();
         List<NamespaceChange> nsChanged = new ArrayList<>();
-        for (NamespaceConfig n : now.namespaces()) {
+        for (NamespaceSection n : now.namespaces()) {
             var prior = old.namespace(n.nsid());
             if (prior.isEmpty()) {
                 nsAdded.add(n);
@@ -159,7 +159,7 @@ public record ConfigDiff(List<String> hostsAdded, List<String> hostsRemoved,
             }
         }
         List<Long> nsRemoved = new ArrayList<>();
-        for (NamespaceConfig n : old.namespaces()) {
+        for (NamespaceSection n : old.namespaces()) {
             if (now.namespace(n.nsid()).isEmpty()) {
                 nsRemoved.add(n.nsid());
             }
@@ -174,8 +174,8 @@ public record ConfigDiff(List<String> hostsAdded, List<String> hostsRemoved,
         }
     }
 
-    private static List<String> nqns(List<HostConfig> hosts) {
-        return hosts.stream().map(HostConfig::nqn).toList();
+    private static List<String> nqns(List<HostSection> hosts) {
+        return hosts.stream().map(HostSection::nqn).toList();
     }
 
     /** Items of {@code after} not in {@code before}, in order. */
@@ -197,7 +197,7 @@ public record ConfigDiff(List<String> hostsAdded, List<String> hostsRemoved,
         subsystemsRemoved.forEach(nqn -> out.add("- subsystem " + nqn));
         hostsRemoved.forEach(nqn -> out.add("- host " + nqn));
         hostsAdded.forEach(nqn -> out.add("+ host " + nqn));
-        for (SubsystemConfig s : subsystemsAdded) {
+        for (SubsystemSection s : subsystemsAdded) {
             out.add("+ subsystem " + s.nqn() + " (" + s.namespaces().size() + " namespaces)");
         }
         for (SubsystemChange c : subsystemsChanged) {

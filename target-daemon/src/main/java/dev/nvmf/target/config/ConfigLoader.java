@@ -137,12 +137,12 @@ public final class ConfigLoader {
             if (top == null) {
                 return null;
             }
-            TransportConfig transport = transport(top.map("transport"));
-            List<HostConfig> hosts = hosts(top);
-            List<SubsystemConfig> subsystems = subsystems(top);
-            List<PortConfig> ports = ports(top, transport);
-            MetricsConfig metrics = metrics(top.map("metrics"));
-            LoggingConfig logging = logging(top.map("logging"));
+            TransportSection transport = transport(top.map("transport"));
+            List<HostSection> hosts = hosts(top);
+            List<SubsystemSection> subsystems = subsystems(top);
+            List<PortSection> ports = ports(top, transport);
+            MetricsSection metrics = metrics(top.map("metrics"));
+            LoggingSection logging = logging(top.map("logging"));
             top.rejectUnknown();
             if (subsystems.isEmpty() && !p.hasErrors()) {
                 p.warning(root, "subsystems", "no subsystems are configured: hosts can only reach discovery");
@@ -150,8 +150,8 @@ public final class ConfigLoader {
             return new TargetConfig(hosts, ports, subsystems, transport, metrics, logging);
         }
 
-        TransportConfig transport(MapReader m) {
-            TransportConfig d = TransportConfig.defaults();
+        TransportSection transport(MapReader m) {
+            TransportSection d = TransportSection.defaults();
             if (m == null) {
                 return d;
             }
@@ -168,7 +168,7 @@ public final class ConfigLoader {
             int aq = (int) m.integer("max_aq_depth", d.maxAqDepth(), 2, 4096);
             int pollers = (int) m.integer("pollers", d.pollers(), 1, 256);
             m.rejectUnknown();
-            return new TransportConfig(depth, qpairs, icd, maxIo, aq, pollers);
+            return new TransportSection(depth, qpairs, icd, maxIo, aq, pollers);
         }
 
         /** in_capsule_data_size: multiple of 16 (IOCCSZ counts 16-byte units), at most max_io_size. */
@@ -182,8 +182,8 @@ public final class ConfigLoader {
             return icd;
         }
 
-        List<HostConfig> hosts(MapReader top) {
-            List<HostConfig> out = new ArrayList<>();
+        List<HostSection> hosts(MapReader top) {
+            List<HostSection> out = new ArrayList<>();
             List<Node> items = top.list("hosts");
             for (int i = 0; i < items.size(); i++) {
                 String path = "hosts[" + i + "]";
@@ -202,7 +202,7 @@ public final class ConfigLoader {
                             + Problems.where(first) + ")");
                     continue;
                 }
-                out.add(new HostConfig(nqn));
+                out.add(new HostSection(nqn));
             }
             return out;
         }
@@ -221,8 +221,8 @@ public final class ConfigLoader {
             return nqn;
         }
 
-        List<SubsystemConfig> subsystems(MapReader top) {
-            List<SubsystemConfig> out = new ArrayList<>();
+        List<SubsystemSection> subsystems(MapReader top) {
+            List<SubsystemSection> out = new ArrayList<>();
             List<Node> items = top.list("subsystems");
             Map<UUID, String> uuids = new HashMap<>();
             Map<String, String> nguids = new HashMap<>();
@@ -256,14 +256,14 @@ public final class ConfigLoader {
                     p.error(s.value("allow_any_host"), s.path("allow_any_host"), "allow_any_host is true but "
                             + "allowed_hosts lists hosts; use one or the other (as the kernel target requires)");
                 }
-                List<NamespaceConfig> namespaces = namespaces(s, nqn, uuids, nguids);
+                List<NamespaceSection> namespaces = namespaces(s, nqn, uuids, nguids);
                 s.rejectUnknown();
                 if (!anyHost && allowed.isEmpty() && nqn != null) {
                     p.warning(s.node(), path, "no host can connect to '" + nqn + "': allow_any_host is false and "
                             + "allowed_hosts is empty");
                 }
                 if (nqn != null) {
-                    out.add(new SubsystemConfig(nqn, serial, model, anyHost, allowed, namespaces));
+                    out.add(new SubsystemSection(nqn, serial, model, anyHost, allowed, namespaces));
                 }
             }
             return out;
@@ -304,9 +304,9 @@ public final class ConfigLoader {
             return List.copyOf(out);
         }
 
-        List<NamespaceConfig> namespaces(MapReader s, String subsystemNqn, Map<UUID, String> uuids,
+        List<NamespaceSection> namespaces(MapReader s, String subsystemNqn, Map<UUID, String> uuids,
                                          Map<String, String> nguids) {
-            List<NamespaceConfig> out = new ArrayList<>();
+            List<NamespaceSection> out = new ArrayList<>();
             Map<Long, Node> nsids = new HashMap<>();
             List<Node> items = s.list("namespaces");
             for (int i = 0; i < items.size(); i++) {
@@ -329,9 +329,9 @@ public final class ConfigLoader {
                         duplicateNsid = true;
                     }
                 }
-                NamespaceConfig.Kind kind = null;
+                NamespaceSection.Kind kind = null;
                 List<String> given = new ArrayList<>();
-                for (NamespaceConfig.Kind k : NamespaceConfig.Kind.values()) {
+                for (NamespaceSection.Kind k : NamespaceSection.Kind.values()) {
                     if (n.has(k.key())) {
                         given.add(k.key());
                         kind = kind == null ? k : kind;
@@ -350,8 +350,8 @@ public final class ConfigLoader {
                     p.error(n.value("ram_size"), n.path("ram_size"), "must be a multiple of the 512-byte block "
                             + "size, found " + ram);
                 }
-                String backingPath = kind == NamespaceConfig.Kind.DEVICE ? device
-                        : kind == NamespaceConfig.Kind.FILE ? file : null;
+                String backingPath = kind == NamespaceSection.Kind.DEVICE ? device
+                        : kind == NamespaceSection.Kind.FILE ? file : null;
                 if (given.size() == 1 && backingPath != null) {
                     checkBacking(n, kind, backingPath);
                 }
@@ -402,14 +402,14 @@ public final class ConfigLoader {
                 boolean enabled = n.bool("enabled", true);
                 n.rejectUnknown();
                 if (kind != null && nsid > 0) {
-                    out.add(new NamespaceConfig(nsid, kind, backingPath, kind == NamespaceConfig.Kind.RAM ? ram : 0,
+                    out.add(new NamespaceSection(nsid, kind, backingPath, kind == NamespaceSection.Kind.RAM ? ram : 0,
                             uuid, nguid, readOnly, enabled));
                 }
             }
             return out;
         }
 
-        void checkBacking(MapReader n, NamespaceConfig.Kind kind, String path) {
+        void checkBacking(MapReader n, NamespaceSection.Kind kind, String path) {
             Node v = n.value(kind.key());
             if (path.isEmpty() || !path.startsWith("/")) {
                 p.error(v, n.path(kind.key()), "'" + path + "' must be an absolute path");
@@ -420,14 +420,14 @@ public final class ConfigLoader {
             }
             Path file = Path.of(path);
             if (!Files.exists(file)) {
-                p.error(v, n.path(kind.key()), (kind == NamespaceConfig.Kind.DEVICE ? "device" : "file") + " '"
+                p.error(v, n.path(kind.key()), (kind == NamespaceSection.Kind.DEVICE ? "device" : "file") + " '"
                         + path + "' does not exist");
                 return;
             }
-            if (kind == NamespaceConfig.Kind.FILE && !Files.isRegularFile(file)) {
+            if (kind == NamespaceSection.Kind.FILE && !Files.isRegularFile(file)) {
                 p.error(v, n.path(kind.key()), "'" + path + "' is not a regular file"
                         + (isBlockDevice(file) ? "; it is a block device, use 'device:'" : ""));
-            } else if (kind == NamespaceConfig.Kind.DEVICE && !isBlockDevice(file)) {
+            } else if (kind == NamespaceSection.Kind.DEVICE && !isBlockDevice(file)) {
                 p.error(v, n.path(kind.key()), "'" + path + "' is not a block device"
                         + (Files.isRegularFile(file) ? "; it is a regular file, use 'file:'" : ""));
             } else if (!Files.isReadable(file)) {
@@ -444,8 +444,8 @@ public final class ConfigLoader {
             }
         }
 
-        List<PortConfig> ports(MapReader top, TransportConfig transport) {
-            List<PortConfig> out = new ArrayList<>();
+        List<PortSection> ports(MapReader top, TransportSection transport) {
+            List<PortSection> out = new ArrayList<>();
             List<Node> items = top.list("ports");
             Map<Integer, Node> ids = new HashMap<>();
             Map<String, Node> endpoints = new HashMap<>();
@@ -502,7 +502,7 @@ public final class ConfigLoader {
                         p.error(m.value("traddr"), m.path("traddr"), "another port already listens on " + traddr
                                 + " port " + trsvcid + " (at " + Problems.where(first) + ")");
                     }
-                    out.add(new PortConfig(id, trtype, adrfam, traddr, trsvcid, icd, maxQueue, subs));
+                    out.add(new PortSection(id, trtype, adrfam, traddr, trsvcid, icd, maxQueue, subs));
                 }
             }
             return out;
@@ -539,8 +539,8 @@ public final class ConfigLoader {
             return traddr;
         }
 
-        MetricsConfig metrics(MapReader m) {
-            MetricsConfig d = MetricsConfig.defaults();
+        MetricsSection metrics(MapReader m) {
+            MetricsSection d = MetricsSection.defaults();
             if (m == null) {
                 return d;
             }
@@ -561,18 +561,18 @@ public final class ConfigLoader {
                 }
             }
             m.rejectUnknown();
-            return new MetricsConfig(enabled, host, port);
+            return new MetricsSection(enabled, host, port);
         }
 
-        LoggingConfig logging(MapReader m) {
-            LoggingConfig d = LoggingConfig.defaults();
+        LoggingSection logging(MapReader m) {
+            LoggingSection d = LoggingSection.defaults();
             if (m == null) {
                 return d;
             }
-            LoggingConfig.Level level = enumValue(m, "level", LoggingConfig.Level.class, d.level());
-            LoggingConfig.Format format = enumValue(m, "format", LoggingConfig.Format.class, d.format());
+            LoggingSection.Level level = enumValue(m, "level", LoggingSection.Level.class, d.level());
+            LoggingSection.Format format = enumValue(m, "format", LoggingSection.Format.class, d.format());
             m.rejectUnknown();
-            return new LoggingConfig(level, format);
+            return new LoggingSection(level, format);
         }
 
         <E extends Enum<E>> E enumValue(MapReader m, String key, Class<E> type, E fallback) {

@@ -26,12 +26,12 @@ public final class ConfigWriter {
     static Map<String, Object> toMap(TargetConfig c) {
         Map<String, Object> root = new LinkedHashMap<>();
         List<Object> hosts = new ArrayList<>();
-        for (HostConfig h : c.hosts()) {
+        for (HostSection h : c.hosts()) {
             hosts.add(Map.of("nqn", h.nqn()));
         }
         root.put("hosts", hosts);
         List<Object> ports = new ArrayList<>();
-        for (PortConfig p : c.ports()) {
+        for (PortSection p : c.ports()) {
             Map<String, Object> m = new LinkedHashMap<>();
             m.put("id", p.id());
             m.put("trtype", p.trtype());
@@ -45,7 +45,7 @@ public final class ConfigWriter {
         }
         root.put("ports", ports);
         List<Object> subsystems = new ArrayList<>();
-        for (SubsystemConfig s : c.subsystems()) {
+        for (SubsystemSection s : c.subsystems()) {
             Map<String, Object> m = new LinkedHashMap<>();
             m.put("nqn", s.nqn());
             m.put("serial", s.serial());
@@ -53,7 +53,7 @@ public final class ConfigWriter {
             m.put("allow_any_host", s.allowAnyHost());
             m.put("allowed_hosts", new ArrayList<>(s.allowedHosts()));
             List<Object> namespaces = new ArrayList<>();
-            for (NamespaceConfig n : s.namespaces()) {
+            for (NamespaceSection n : s.namespaces()) {
                 Map<String, Object> nm = new LinkedHashMap<>();
                 nm.put("nsid", n.nsid());
                 switch (n.kind()) {
@@ -75,7 +75,7 @@ public final class ConfigWriter {
             subsystems.add(m);
         }
         root.put("subsystems", subsystems);
-        TransportConfig t = c.transport();
+        TransportSection t = c.transport();
         Map<String, Object> tm = new LinkedHashMap<>();
         tm.put("max_queue_depth", t.maxQueueDepth());
         tm.put("max_io_qpairs_per_ctrlr", t.maxIoQpairsPerCtrlr());

@@ -85,7 +85,7 @@ public final class NvmetcliImporter {
         if (top == null) {
             return null;
         }
-        List<HostConfig> hosts = new ArrayList<>();
+        List<HostSection> hosts = new ArrayList<>();
         List<Node> hostNodes = top.list("hosts");
         for (int i = 0; i < hostNodes.size(); i++) {
             MapReader h = MapReader.of(p, hostNodes.get(i), "hosts[" + i + "]");
@@ -95,37 +95,37 @@ public final class NvmetcliImporter {
             String nqn = nqn(h, "nqn");
             warnUnread(h);
             if (nqn != null) {
-                hosts.add(new HostConfig(nqn));
+                hosts.add(new HostSection(nqn));
             }
         }
-        List<SubsystemConfig> subsystems = new ArrayList<>();
+        List<SubsystemSection> subsystems = new ArrayList<>();
         List<Node> subNodes = top.list("subsystems");
         for (int i = 0; i < subNodes.size(); i++) {
             MapReader s = MapReader.of(p, subNodes.get(i), "subsystems[" + i + "]");
             if (s != null) {
-                SubsystemConfig sub = subsystem(s);
+                SubsystemSection sub = subsystem(s);
                 if (sub != null) {
                     subsystems.add(sub);
                 }
             }
         }
-        List<PortConfig> ports = new ArrayList<>();
+        List<PortSection> ports = new ArrayList<>();
         List<Node> portNodes = top.list("ports");
         for (int i = 0; i < portNodes.size(); i++) {
             MapReader m = MapReader.of(p, portNodes.get(i), "ports[" + i + "]");
             if (m != null) {
-                PortConfig port = port(m);
+                PortSection port = port(m);
                 if (port != null) {
                     ports.add(port);
                 }
             }
         }
         warnUnread(top);
-        return new TargetConfig(hosts, ports, subsystems, TransportConfig.defaults(), MetricsConfig.defaults(),
-                LoggingConfig.defaults());
+        return new TargetConfig(hosts, ports, subsystems, TransportSection.defaults(), MetricsSection.defaults(),
+                LoggingSection.defaults());
     }
 
-    private SubsystemConfig subsystem(MapReader s) {
+    private SubsystemSection subsystem(MapReader s) {
         String nqn = nqn(s, "nqn");
         MapReader attr = s.map("attr");
         boolean anyHost = false;
@@ -161,12 +161,12 @@ public final class NvmetcliImporter {
                         + MapReader.describe(n));
             }
         }
-        List<NamespaceConfig> namespaces = new ArrayList<>();
+        List<NamespaceSection> namespaces = new ArrayList<>();
         List<Node> nsNodes = s.list("namespaces");
         for (int i = 0; i < nsNodes.size(); i++) {
             MapReader n = MapReader.of(p, nsNodes.get(i), s.path("namespaces") + "[" + i + "]");
             if (n != null && nqn != null) {
-                NamespaceConfig ns = namespace(n, nqn);
+                NamespaceSection ns = namespace(n, nqn);
                 if (ns != null) {
                     namespaces.add(ns);
                 }
@@ -182,10 +182,10 @@ public final class NvmetcliImporter {
                     "allow_any_host is set together with allowed_hosts; converted as allowed_hosts only");
             anyHost = false;
         }
-        return new SubsystemConfig(nqn, serial, model, anyHost, allowed, namespaces);
+        return new SubsystemSection(nqn, serial, model, anyHost, allowed, namespaces);
     }
 
-    private NamespaceConfig namespace(MapReader n, String subsystemNqn) {
+    private NamespaceSection namespace(MapReader n, String subsystemNqn) {
         long nsid = number(n, "nsid", -1);
         if (!n.has("nsid")) {
             p.error(n.node(), n.path(), "missing required key 'nsid'");
@@ -228,15 +228,15 @@ public final class NvmetcliImporter {
         if (path == null || path.isEmpty() || nsid <= 0) {
             return null;
         }
-        NamespaceConfig.Kind kind = path.startsWith("/dev/") ? NamespaceConfig.Kind.DEVICE
-                : NamespaceConfig.Kind.FILE;
+        NamespaceSection.Kind kind = path.startsWith("/dev/") ? NamespaceSection.Kind.DEVICE
+                : NamespaceSection.Kind.FILE;
         if (uuid == null) {
             uuid = ConfigLoader.derivedUuid(subsystemNqn, nsid);
         }
-        return new NamespaceConfig(nsid, kind, path, 0, uuid, nguid, false, enabled);
+        return new NamespaceSection(nsid, kind, path, 0, uuid, nguid, false, enabled);
     }
 
-    private PortConfig port(MapReader m) {
+    private PortSection port(MapReader m) {
         long id = number(m, "portid", -1);
         if (!m.has("portid")) {
             p.error(m.node(), m.path(), "missing required key 'portid'");
@@ -306,8 +306,8 @@ public final class NvmetcliImporter {
             }
             return null;
         }
-        TransportConfig t = TransportConfig.defaults();
-        return new PortConfig((int) id, "rdma", adrfam, traddr, (int) trsvcid, icd >= 0 ? icd
+        TransportSection t = TransportSection.defaults();
+        return new PortSection((int) id, "rdma", adrfam, traddr, (int) trsvcid, icd >= 0 ? icd
                 : t.inCapsuleDataSize(), t.maxQueueDepth(), subsystems);
     }
 

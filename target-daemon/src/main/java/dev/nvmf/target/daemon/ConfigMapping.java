@@ -3,12 +3,14 @@ package dev.nvmf.target.daemon;
 import dev.nvmf.target.backend.AsyncFdBackend;
 import dev.nvmf.target.backend.BackendSpec;
 import dev.nvmf.target.backend.BlockBackend;
-import dev.nvmf.target.config.NamespaceConfig;
-import dev.nvmf.target.config.PortConfig;
-import dev.nvmf.target.config.SubsystemConfig;
+import dev.nvmf.target.config.NamespaceSection;
+import dev.nvmf.target.config.PortSection;
+import dev.nvmf.target.config.SubsystemSection;
 import dev.nvmf.target.config.TargetConfig;
-import dev.nvmf.target.config.TransportConfig;
+import dev.nvmf.target.config.TransportSection;
 import dev.nvmf.target.core.TargetOptions;
+import dev.nvmf.target.core.subsystem.SubsystemConfig;
+import dev.nvmf.target.core.subsystem.NamespaceConfig;
 import dev.nvmf.target.core.subsystem.Port;
 import dev.nvmf.target.nvme.DiscoveryLog;
 import dev.nvmf.target.rdma.RdmaPortConfig;
@@ -31,7 +33,7 @@ final class ConfigMapping {
     private ConfigMapping() {}
 
     /** Core limits: MDTS from max_io_size (4 KiB units, a power of two), admin queue depth from max_aq_depth. */
-    static TargetOptions options(TransportConfig t) {
+    static TargetOptions options(TransportSection t) {
         int maxIo = t.maxIoSize();
         if (maxIo < 8192 || Integer.bitCount(maxIo) != 1) {
             throw new IllegalArgumentException("transport.max_io_size " + maxIo
@@ -43,35 +45,35 @@ final class ConfigMapping {
                 d.asyncEventLimit(), d.errorLogEntries(), d.capTimeout(), d.version());
     }
 
-    static Port port(PortConfig p) {
+    static Port port(PortSection p) {
         int adrfam = "ipv6".equals(p.adrfam()) ? DiscoveryLog.ADRFAM_IPV6 : DiscoveryLog.ADRFAM_IPV4;
         return new Port(p.id(), DiscoveryLog.TRTYPE_RDMA, adrfam, p.traddr(), Integer.toString(p.trsvcid()),
                 p.inCapsuleDataSize(), p.maxQueueSize());
     }
 
-    static RdmaPortConfig rdmaPort(PortConfig p, TransportConfig t) {
+    static RdmaPortConfig rdmaPort(PortSection p, TransportSection t) {
         return new RdmaPortConfig(p.id(), p.traddr(), p.trsvcid(), p.inCapsuleDataSize(), p.maxQueueSize(),
                 t.maxAqDepth());
     }
 
     static RdmaTransportConfig transport(TargetConfig c, boolean remoteInvalidation) {
         List<RdmaPortConfig> ports = new ArrayList<>();
-        for (PortConfig p : c.ports()) {
+        for (PortSection p : c.ports()) {
             ports.add(rdmaPort(p, c.transport()));
         }
-        TransportConfig t = c.transport();
+        TransportSection t = c.transport();
         return RdmaTransportConfig.of(ports).withPollers(t.pollers()).withRemoteInvalidation(remoteInvalidation)
                 .withMaxIoSize(t.maxIoSize()).withMaxIoQueues(t.maxIoQpairsPerCtrlr());
     }
 
-    static dev.nvmf.target.core.subsystem.SubsystemConfig subsystem(SubsystemConfig s, TransportConfig t) {
-        return new dev.nvmf.target.core.subsystem.SubsystemConfig(s.nqn(), s.serial(), s.model(), FIRMWARE,
-                s.allowAnyHost(), dev.nvmf.target.core.subsystem.SubsystemConfig.MIN_CNTLID,
-                dev.nvmf.target.core.subsystem.SubsystemConfig.MAX_CNTLID, t.maxIoQpairsPerCtrlr());
+    static SubsystemConfig subsystem(SubsystemSection s, TransportSection t) {
+        return new SubsystemConfig(s.nqn(), s.serial(), s.model(), FIRMWARE,
+                s.allowAnyHost(), SubsystemConfig.MIN_CNTLID,
+                SubsystemConfig.MAX_CNTLID, t.maxIoQpairsPerCtrlr());
     }
 
     /** What to open for a namespace: RAM of its size, an existing file (its size), or a block device. */
-    static BackendSpec backend(NamespaceConfig n) {
+    static BackendSpec backend(NamespaceSection n) {
         BackendSpec spec = switch (n.kind()) {
             case RAM -> BackendSpec.ram(n.ramSize());
             case FILE -> BackendSpec.file(Path.of(n.path()));
@@ -84,14 +86,14 @@ final class ConfigMapping {
      * The core's namespace identity: the block size is the device's logical block size when it is 4 KiB, else
      * 512 bytes (the kernel target's choice for files).
      */
-    static dev.nvmf.target.core.subsystem.NamespaceConfig namespace(NamespaceConfig n, BlockBackend backend) {
-        if (n.nsid() < 1 || n.nsid() > dev.nvmf.target.core.subsystem.NamespaceConfig.MAX_NSID) {
+    static NamespaceConfig namespace(NamespaceSection n, BlockBackend backend) {
+        if (n.nsid() < 1 || n.nsid() > NamespaceConfig.MAX_NSID) {
             throw new IllegalArgumentException("nsid " + n.nsid() + ": this target supports NSIDs 1.."
-                    + dev.nvmf.target.core.subsystem.NamespaceConfig.MAX_NSID);
+                    + NamespaceConfig.MAX_NSID);
         }
         int blockSize = backend instanceof AsyncFdBackend fd && fd.logicalBlockSize() == 4096 ? 4096 : 512;
         byte[] nguid = n.nguid() == null ? null : HexFormat.of().parseHex(n.nguid());
-        return new dev.nvmf.target.core.subsystem.NamespaceConfig((int) n.nsid(), blockSize, n.readOnly(), n.uuid(),
+        return new NamespaceConfig((int) n.nsid(), blockSize, n.readOnly(), n.uuid(),
                 nguid, 0);
     }
 }

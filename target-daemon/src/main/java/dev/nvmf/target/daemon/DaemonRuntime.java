@@ -7,12 +7,14 @@ import dev.nvmf.target.config.ConfigDiff;
 import dev.nvmf.target.config.ConfigDiff.NamespaceChange;
 import dev.nvmf.target.config.ConfigDiff.PortChange;
 import dev.nvmf.target.config.ConfigDiff.SubsystemChange;
-import dev.nvmf.target.config.NamespaceConfig;
-import dev.nvmf.target.config.PortConfig;
-import dev.nvmf.target.config.SubsystemConfig;
+import dev.nvmf.target.config.NamespaceSection;
+import dev.nvmf.target.config.PortSection;
+import dev.nvmf.target.config.SubsystemSection;
 import dev.nvmf.target.config.TargetConfig;
+import dev.nvmf.target.config.TransportSection;
 import dev.nvmf.target.core.NvmeTarget;
 import dev.nvmf.target.core.controller.Controller;
+import dev.nvmf.target.core.subsystem.NamespaceConfig;
 import dev.nvmf.target.core.subsystem.Namespace;
 import dev.nvmf.target.core.subsystem.Subsystem;
 import dev.nvmf.target.metrics.TargetMetrics;
@@ -79,7 +81,7 @@ public final class DaemonRuntime implements TargetRuntime {
     }
 
     /** A namespace being served: its backend and the core's view of it. */
-    private record Live(String nqn, NamespaceConfig config, BlockBackend backend, Namespace namespace) {}
+    private record Live(String nqn, NamespaceSection config, BlockBackend backend, Namespace namespace) {}
 
     private record NsKey(String nqn, long nsid) {}
 
@@ -116,21 +118,21 @@ public final class DaemonRuntime implements TargetRuntime {
         try {
             target = new NvmeTarget(ConfigMapping.options(cfg.transport()), SystemNanoClock.INSTANCE);
             target.observer(new DaemonObserver(metrics));
-            for (SubsystemConfig s : cfg.subsystems()) {
-                for (NamespaceConfig n : s.namespaces()) {
+            for (SubsystemSection s : cfg.subsystems()) {
+                for (NamespaceSection n : s.namespaces()) {
                     if (n.enabled()) {
                         opened.put(new NsKey(s.nqn(), n.nsid()), open(s.nqn(), n));
                     }
                 }
             }
             Journal j = new Journal();
-            for (PortConfig p : cfg.ports()) {
+            for (PortSection p : cfg.ports()) {
                 target.addPort(ConfigMapping.port(p));
             }
-            for (SubsystemConfig s : cfg.subsystems()) {
+            for (SubsystemSection s : cfg.subsystems()) {
                 addSubsystem(s, cfg.transport(), opened, j);
             }
-            for (PortConfig p : cfg.ports()) {
+            for (PortSection p : cfg.ports()) {
                 for (String nqn : p.subsystems()) {
                     target.exposeSubsystem(p.id(), nqn);
                 }
@@ -142,7 +144,7 @@ public final class DaemonRuntime implements TargetRuntime {
             bridge = new TransportMetricsBridge(metrics, transport.metrics());
             config = cfg;
             startTimer();
-            for (PortConfig p : cfg.ports()) {
+            for (PortSection p : cfg.ports()) {
                 LOG.info("port " + p.id() + ": listening on rdma " + p.endpoint() + " for " + p.subsystems());
             }
         } catch (Exception | Error e) {
@@ -154,7 +156,7 @@ public final class DaemonRuntime implements TargetRuntime {
             for (Opened o : opened.values()) {
                 closeQuietly(o.backend());
             }
-            for (SubsystemConfig s : cfg.subsystems()) {
+            for (SubsystemSection s : cfg.subsystems()) {
                 metrics.removeSubsystem(s.nqn());
             }
             live.clear();
@@ -304,10 +306,10 @@ public final class DaemonRuntime implements TargetRuntime {
     // ------------------------------------------------------------------------------------------- reload
 
     /** A backend opened for a namespace, not yet (or no longer) serving. */
-    private record Opened(NamespaceConfig config, BlockBackend backend,
-                          dev.nvmf.target.core.subsystem.NamespaceConfig coreConfig) {}
+    private record Opened(NamespaceSection config, BlockBackend backend,
+                          NamespaceConfig coreConfig) {}
 
-    private Opened open(String nqn, NamespaceConfig n) throws Exception {
+    private Opened open(String nqn, NamespaceSection n) throws Exception {
         BlockBackend b = BlockBackends.open(ConfigMapping.backend(n));
         try {
             return new Opened(n, b, ConfigMapping.namespace(n, b));
@@ -357,16 +359,16 @@ public final class DaemonRuntime implements TargetRuntime {
         Map<NsKey, Opened> opened = new LinkedHashMap<>();
         List<Integer> bound = new ArrayList<>();
         try {
-            for (SubsystemConfig s : diff.subsystemsAdded()) {
+            for (SubsystemSection s : diff.subsystemsAdded()) {
                 ConfigMapping.subsystem(s, next.transport());
-                for (NamespaceConfig n : s.namespaces()) {
+                for (NamespaceSection n : s.namespaces()) {
                     if (n.enabled()) {
                         opened.put(new NsKey(s.nqn(), n.nsid()), open(s.nqn(), n));
                     }
                 }
             }
             for (SubsystemChange c : diff.subsystemsChanged()) {
-                for (NamespaceConfig n : c.namespacesAdded()) {
+                for (NamespaceSection n : c.namespacesAdded()) {
                     if (n.enabled()) {
                         opened.put(new NsKey(c.nqn(), n.nsid()), open(c.nqn(), n));
                     }
@@ -379,7 +381,7 @@ public final class DaemonRuntime implements TargetRuntime {
                     }
                 }
             }
-            for (PortConfig p : diff.portsAdded()) {
+            for (PortSection p : diff.portsAdded()) {
                 ConfigMapping.port(p);
                 ConfigMapping.rdmaPort(p, before.transport());
             }
@@ -389,7 +391,7 @@ public final class DaemonRuntime implements TargetRuntime {
             }
             // New listeners bind now: a host that connects before the port exists in the core gets its Connect
             // refused (unknown subsystem on that port), nothing else.
-            for (PortConfig p : diff.portsAdded()) {
+            for (PortSection p : diff.portsAdded()) {
                 transport.addListener(ConfigMapping.rdmaPort(p, before.transport()));
                 bound.add(p.id());
             }
@@ -422,12 +424,12 @@ public final class DaemonRuntime implements TargetRuntime {
             for (SubsystemChange c : diff.subsystemsChanged()) {
                 changeSubsystem(c, next, opened, j);
             }
-            for (SubsystemConfig s : diff.subsystemsAdded()) {
+            for (SubsystemSection s : diff.subsystemsAdded()) {
                 addSubsystem(s, next.transport(), opened, j);
                 LOG.info(LogContext.format(s.nqn(), null, "subsystem added (" + s.namespaces().size()
                         + " namespaces)"));
             }
-            for (PortConfig p : diff.portsAdded()) {
+            for (PortSection p : diff.portsAdded()) {
                 addPort(p, before, false, j);
             }
             for (PortChange pc : diff.portsChanged()) {
@@ -452,8 +454,8 @@ public final class DaemonRuntime implements TargetRuntime {
         config = next;
     }
 
-    private static boolean sameMedium(NamespaceConfig a, NamespaceConfig b) {
-        return a.kind() == b.kind() && a.kind() != NamespaceConfig.Kind.RAM && Objects.equals(a.path(), b.path());
+    private static boolean sameMedium(NamespaceSection a, NamespaceSection b) {
+        return a.kind() == b.kind() && a.kind() != NamespaceSection.Kind.RAM && Objects.equals(a.path(), b.path());
     }
 
     private void releasePrepared(Map<NsKey, Opened> opened, List<Integer> bound) {
@@ -479,7 +481,7 @@ public final class DaemonRuntime implements TargetRuntime {
 
     // ------------------------------------------------------------------------------------------- steps
 
-    private void addPort(PortConfig p, TargetConfig before, boolean bind, Journal j) {
+    private void addPort(PortSection p, TargetConfig before, boolean bind, Journal j) {
         if (bind) {
             transport.addListener(ConfigMapping.rdmaPort(p, before.transport()));
             j.did(() -> transport.removeListener(p.id()));
@@ -493,7 +495,7 @@ public final class DaemonRuntime implements TargetRuntime {
     }
 
     private void removePort(int id, TargetConfig before, Journal j) {
-        PortConfig old = before.port(id).orElseThrow();
+        PortSection old = before.port(id).orElseThrow();
         transport.removeListener(id);
         j.did(() -> transport.addListener(ConfigMapping.rdmaPort(old, before.transport())));
         target.removePort(id); // its controllers are torn down
@@ -530,7 +532,7 @@ public final class DaemonRuntime implements TargetRuntime {
         LOG.info(LogContext.format(nqn, null, "no longer exposed on port " + portId));
     }
 
-    private void addSubsystem(SubsystemConfig s, dev.nvmf.target.config.TransportConfig t,
+    private void addSubsystem(SubsystemSection s, TransportSection t,
                               Map<NsKey, Opened> opened, Journal j) {
         Subsystem sub = target.addSubsystem(ConfigMapping.subsystem(s, t));
         metrics.subsystem(s.nqn());
@@ -542,7 +544,7 @@ public final class DaemonRuntime implements TargetRuntime {
         for (String h : s.allowedHosts()) {
             sub.allowHost(h);
         }
-        for (NamespaceConfig n : s.namespaces()) {
+        for (NamespaceSection n : s.namespaces()) {
             if (n.enabled()) {
                 addNamespace(sub, opened.get(new NsKey(s.nqn(), n.nsid())), j);
             }
@@ -550,7 +552,7 @@ public final class DaemonRuntime implements TargetRuntime {
     }
 
     private void removeSubsystem(String nqn, TargetConfig before, Journal j) {
-        SubsystemConfig old = before.subsystem(nqn).orElseThrow();
+        SubsystemSection old = before.subsystem(nqn).orElseThrow();
         Subsystem s = target.subsystem(nqn);
         Set<Integer> ports = s.ports();
         Map<NsKey, Live> itsNamespaces = new LinkedHashMap<>();
@@ -625,7 +627,7 @@ public final class DaemonRuntime implements TargetRuntime {
             removeNamespace(sub, nsid, j);
         }
         for (NamespaceChange nc : c.namespacesChanged()) {
-            NamespaceConfig a = nc.after();
+            NamespaceSection a = nc.after();
             if (live.containsKey(new NsKey(nqn, a.nsid()))) {
                 removeNamespace(sub, a.nsid(), j);
             }
@@ -638,14 +640,14 @@ public final class DaemonRuntime implements TargetRuntime {
                     o = open(nqn, a);
                     opened.put(new NsKey(nqn, a.nsid()), o);
                     if (old != null) {
-                        NamespaceConfig oldCfg = old.config();
+                        NamespaceSection oldCfg = old.config();
                         j.did(() -> reopenAfterRollback(sub, oldCfg));
                     }
                 }
                 addNamespace(sub, o, j);
             }
         }
-        for (NamespaceConfig n : c.namespacesAdded()) {
+        for (NamespaceSection n : c.namespacesAdded()) {
             if (n.enabled()) {
                 addNamespace(sub, opened.get(new NsKey(nqn, n.nsid())), j);
             }
@@ -663,7 +665,7 @@ public final class DaemonRuntime implements TargetRuntime {
         return old;
     }
 
-    private void reopenAfterRollback(Subsystem sub, NamespaceConfig oldCfg) {
+    private void reopenAfterRollback(Subsystem sub, NamespaceSection oldCfg) {
         try {
             Opened o = open(sub.nqn(), oldCfg);
             Namespace ns = sub.addNamespace(o.coreConfig(), o.backend());

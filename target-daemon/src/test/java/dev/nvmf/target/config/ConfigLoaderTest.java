@@ -48,16 +48,16 @@ class ConfigLoaderTest {
     @Test
     void defaultsMatchTheKernelTargetAndTheTransportIssue() throws Exception {
         TargetConfig c = ok(VALID);
-        assertEquals(new TransportConfig(128, 128, 8192, 1 << 20, 32, 1), c.transport());
-        PortConfig p = c.ports().get(0);
-        assertEquals(new PortConfig(1, "rdma", "ipv4", "192.168.1.10", 4420, 8192, 128, List.of(SUB)), p);
-        assertEquals(new MetricsConfig(true, "127.0.0.1", 9464), c.metrics());
-        assertEquals(LoggingConfig.defaults(), c.logging());
-        SubsystemConfig s = c.subsystems().get(0);
+        assertEquals(new TransportSection(128, 128, 8192, 1 << 20, 32, 1), c.transport());
+        PortSection p = c.ports().get(0);
+        assertEquals(new PortSection(1, "rdma", "ipv4", "192.168.1.10", 4420, 8192, 128, List.of(SUB)), p);
+        assertEquals(new MetricsSection(true, "127.0.0.1", 9464), c.metrics());
+        assertEquals(LoggingSection.defaults(), c.logging());
+        SubsystemSection s = c.subsystems().get(0);
         assertEquals("nvmf-target", s.model());
         assertEquals(ConfigLoader.derivedSerial(SUB), s.serial());
         assertEquals(16, s.serial().length());
-        NamespaceConfig n = s.namespaces().get(0);
+        NamespaceSection n = s.namespaces().get(0);
         assertEquals(64L << 20, n.ramSize());
         assertEquals(ConfigLoader.derivedUuid(SUB, 1), n.uuid());
         assertTrue(n.enabled());
@@ -336,8 +336,8 @@ class ConfigLoaderTest {
                   level: debug
                   format: journal
                 """);
-        assertEquals(new MetricsConfig(true, "::1", 9100), c.metrics());
-        assertEquals(new LoggingConfig(LoggingConfig.Level.DEBUG, LoggingConfig.Format.JOURNAL), c.logging());
+        assertEquals(new MetricsSection(true, "::1", 9100), c.metrics());
+        assertEquals(new LoggingSection(LoggingSection.Level.DEBUG, LoggingSection.Format.JOURNAL), c.logging());
         assertEquals(List.of(
                 "t.yaml:13:11: metrics.listen: expected ADDRESS:PORT such as 127.0.0.1:9464 or [::1]:9464, found "
                         + "'9464'",

@@ -27,29 +27,29 @@ class NvmetcliImporterTest {
         NvmetcliImporter.Result r = NvmetcliImporter.importFile(json);
         TargetConfig c = r.config();
 
-        assertEquals(List.of(new HostConfig(HOST1), new HostConfig(HOST2)), c.hosts());
+        assertEquals(List.of(new HostSection(HOST1), new HostSection(HOST2)), c.hosts());
         assertEquals(List.of(
-                new PortConfig(1, "rdma", "ipv4", "192.168.100.8", 4420, 16384, 128, List.of(VOL1, SCRATCH)),
+                new PortSection(1, "rdma", "ipv4", "192.168.100.8", 4420, 16384, 128, List.of(VOL1, SCRATCH)),
                 // inline_data_size -1 is the kernel's "transport default"
-                new PortConfig(2, "rdma", "ipv6", "fd00::8", 4421, 8192, 128, List.of(VOL1))), c.ports());
+                new PortSection(2, "rdma", "ipv6", "fd00::8", 4421, 8192, 128, List.of(VOL1))), c.ports());
 
-        SubsystemConfig vol1 = c.subsystem(VOL1).orElseThrow();
+        SubsystemSection vol1 = c.subsystem(VOL1).orElseThrow();
         assertEquals("a3f9c2e41b7d8e05", vol1.serial());
         assertEquals("Linux", vol1.model());
         assertEquals(false, vol1.allowAnyHost());
         assertEquals(List.of(HOST1, HOST2), vol1.allowedHosts());
         assertEquals(List.of(
                 // the all-zero NGUID nvmetcli saves for "unset" is dropped
-                new NamespaceConfig(1, NamespaceConfig.Kind.DEVICE, "/dev/nvme0n1", 0,
+                new NamespaceSection(1, NamespaceSection.Kind.DEVICE, "/dev/nvme0n1", 0,
                         UUID.fromString("5f6b2c1a-8e4d-4b7a-9c3e-2d1f0a9b8c7d"), null, false, true),
-                new NamespaceConfig(2, NamespaceConfig.Kind.FILE, "/srv/nvmet/vol1-ns2.img", 0,
+                new NamespaceSection(2, NamespaceSection.Kind.FILE, "/srv/nvmet/vol1-ns2.img", 0,
                         UUID.fromString("1e2d3c4b-5a69-4788-9a0b-c1d2e3f40516"), "ef90689c6c46d44c89c14067801309a8",
                         false, false)), vol1.namespaces());
 
-        SubsystemConfig scratch = c.subsystem(SCRATCH).orElseThrow();
+        SubsystemSection scratch = c.subsystem(SCRATCH).orElseThrow();
         assertEquals(true, scratch.allowAnyHost());
         assertEquals(List.of(), scratch.allowedHosts());
-        assertEquals(List.of(new NamespaceConfig(10, NamespaceConfig.Kind.DEVICE, "/dev/nullb0", 0,
+        assertEquals(List.of(new NamespaceSection(10, NamespaceSection.Kind.DEVICE, "/dev/nullb0", 0,
                 UUID.fromString("9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d"), null, false, true)), scratch.namespaces());
 
         assertEquals(List.of(json + ":62:19: ports[2].addr.trtype: port 3 uses trtype 'tcp'; this target serves "

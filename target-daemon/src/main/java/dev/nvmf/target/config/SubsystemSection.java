@@ -13,14 +13,14 @@ import java.util.Optional;
  * @param allowedHosts host NQNs allowed to connect (each defined under {@code hosts})
  * @param namespaces   the namespaces, in NSID order as configured
  */
-public record SubsystemConfig(String nqn, String serial, String model, boolean allowAnyHost,
-                              List<String> allowedHosts, List<NamespaceConfig> namespaces) {
-    public SubsystemConfig {
+public record SubsystemSection(String nqn, String serial, String model, boolean allowAnyHost,
+                              List<String> allowedHosts, List<NamespaceSection> namespaces) {
+    public SubsystemSection {
         allowedHosts = List.copyOf(allowedHosts);
         namespaces = List.copyOf(namespaces);
     }
 
-    public Optional<NamespaceConfig> namespace(long nsid) {
+    public Optional<NamespaceSection> namespace(long nsid) {
         return namespaces.stream().filter(n -> n.nsid() == nsid).findFirst();
     }
 

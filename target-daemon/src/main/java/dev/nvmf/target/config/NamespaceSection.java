@@ -15,7 +15,7 @@ import java.util.UUID;
  * @param readOnly writes are refused (and the namespace reports write protection)
  * @param enabled  false keeps it configured but invisible to hosts (nvmetcli "enable": 0)
  */
-public record NamespaceConfig(long nsid, Kind kind, String path, long ramSize, UUID uuid, String nguid,
+public record NamespaceSection(long nsid, Kind kind, String path, long ramSize, UUID uuid, String nguid,
                               boolean readOnly, boolean enabled) {
     public enum Kind {
         /** A block device, e.g. /dev/nvme0n1 (kernel: io-cmd-bdev.c). */

@@ -14,9 +14,9 @@ import java.util.List;
  * @param maxQueueSize      largest queue a host may create on this port (entries)
  * @param subsystems        NQNs of the subsystems this port exposes
  */
-public record PortConfig(int id, String trtype, String adrfam, String traddr, int trsvcid, int inCapsuleDataSize,
+public record PortSection(int id, String trtype, String adrfam, String traddr, int trsvcid, int inCapsuleDataSize,
                          int maxQueueSize, List<String> subsystems) {
-    public PortConfig {
+    public PortSection {
         subsystems = List.copyOf(subsystems);
     }
 
@@ -26,7 +26,7 @@ public record PortConfig(int id, String trtype, String adrfam, String traddr, in
     }
 
     /** Whether a listener must be re-created for {@code other} (address or queue parameters differ). */
-    public boolean listenerDiffers(PortConfig other) {
+    public boolean listenerDiffers(PortSection other) {
         return !trtype.equals(other.trtype) || !adrfam.equals(other.adrfam) || !traddr.equals(other.traddr)
                 || trsvcid != other.trsvcid || inCapsuleDataSize != other.inCapsuleDataSize
                 || maxQueueSize != other.maxQueueSize;
