@@ -41,6 +41,17 @@ public final class ConfigWriter {
             m.put("in_capsule_data_size", p.inCapsuleDataSize());
             m.put("max_queue_size", p.maxQueueSize());
             m.put("subsystems", new ArrayList<>(p.subsystems()));
+            List<Object> referrals = new ArrayList<>();
+            for (ReferralSection r : p.referrals()) {
+                Map<String, Object> rm = new LinkedHashMap<>();
+                rm.put("trtype", r.trtype());
+                rm.put("adrfam", r.adrfam());
+                rm.put("traddr", r.traddr());
+                rm.put("trsvcid", r.trsvcid());
+                rm.put("portid", r.portid());
+                referrals.add(rm);
+            }
+            m.put("referrals", referrals);
             ports.add(m);
         }
         root.put("ports", ports);
@@ -50,6 +61,12 @@ public final class ConfigWriter {
             m.put("nqn", s.nqn());
             m.put("serial", s.serial());
             m.put("model", s.model());
+            m.put("firmware", s.firmware());
+            m.put("version", s.versionText());
+            m.put("ieee_oui", s.ieeeOuiText());
+            m.put("cntlid_min", s.cntlidMin());
+            m.put("cntlid_max", s.cntlidMax());
+            m.put("max_qid", s.maxQid());
             m.put("allow_any_host", s.allowAnyHost());
             m.put("allowed_hosts", new ArrayList<>(s.allowedHosts()));
             List<Object> namespaces = new ArrayList<>();
@@ -69,6 +86,9 @@ public final class ConfigWriter {
                 }
                 nm.put("read_only", n.readOnly());
                 nm.put("enabled", n.enabled());
+                if (n.kind() == NamespaceSection.Kind.FILE) {
+                    nm.put("buffered_io", n.bufferedIo());
+                }
                 namespaces.add(nm);
             }
             m.put("namespaces", namespaces);
@@ -84,6 +104,7 @@ public final class ConfigWriter {
         tm.put("max_aq_depth", t.maxAqDepth());
         tm.put("pollers", t.pollers());
         root.put("transport", tm);
+        root.put("discovery", Map.of("all_ports", c.discovery().allPorts()));
         Map<String, Object> mm = new LinkedHashMap<>();
         mm.put("enabled", c.metrics().enabled());
         mm.put("listen", c.metrics().listen());

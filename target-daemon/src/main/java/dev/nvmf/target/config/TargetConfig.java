@@ -8,7 +8,8 @@ import java.util.Optional;
  * {@link ConfigDiff#between} says what changed.
  */
 public record TargetConfig(List<HostSection> hosts, List<PortSection> ports, List<SubsystemSection> subsystems,
-                           TransportSection transport, MetricsSection metrics, LoggingSection logging) {
+                           TransportSection transport, DiscoverySection discovery, MetricsSection metrics,
+                           LoggingSection logging) {
     public TargetConfig {
         hosts = List.copyOf(hosts);
         ports = List.copyOf(ports);

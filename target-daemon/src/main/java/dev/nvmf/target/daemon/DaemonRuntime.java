@@ -3,12 +3,14 @@ package dev.nvmf.target.daemon;
 import dev.nvmf.target.backend.AsyncFdBackend;
 import dev.nvmf.target.backend.BlockBackend;
 import dev.nvmf.target.backend.BlockBackends;
+import dev.nvmf.target.backend.FileBackend;
 import dev.nvmf.target.config.ConfigDiff;
 import dev.nvmf.target.config.ConfigDiff.NamespaceChange;
 import dev.nvmf.target.config.ConfigDiff.PortChange;
 import dev.nvmf.target.config.ConfigDiff.SubsystemChange;
 import dev.nvmf.target.config.NamespaceSection;
 import dev.nvmf.target.config.PortSection;
+import dev.nvmf.target.config.ReferralSection;
 import dev.nvmf.target.config.SubsystemSection;
 import dev.nvmf.target.config.TargetConfig;
 import dev.nvmf.target.config.TransportSection;
@@ -16,6 +18,8 @@ import dev.nvmf.target.core.NvmeTarget;
 import dev.nvmf.target.core.controller.Controller;
 import dev.nvmf.target.core.subsystem.NamespaceConfig;
 import dev.nvmf.target.core.subsystem.Namespace;
+import dev.nvmf.target.core.subsystem.Port;
+import dev.nvmf.target.core.subsystem.Referral;
 import dev.nvmf.target.core.subsystem.Subsystem;
 import dev.nvmf.target.metrics.TargetMetrics;
 import dev.nvmf.target.rdma.RdmaTransport;
@@ -32,6 +36,7 @@ import java.util.Collections;
 import java.util.Deque;
 import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -127,10 +132,11 @@ public final class DaemonRuntime implements TargetRuntime {
             }
             Journal j = new Journal();
             for (PortSection p : cfg.ports()) {
-                target.addPort(ConfigMapping.port(p));
+                target.addPort(ConfigMapping.port(p, cfg.discovery()));
             }
+            syncReferrals(cfg);
             for (SubsystemSection s : cfg.subsystems()) {
-                addSubsystem(s, cfg.transport(), opened, j);
+                addSubsystem(s, opened, j);
             }
             for (PortSection p : cfg.ports()) {
                 for (String nqn : p.subsystems()) {
@@ -311,6 +317,11 @@ public final class DaemonRuntime implements TargetRuntime {
 
     private Opened open(String nqn, NamespaceSection n) throws Exception {
         BlockBackend b = BlockBackends.open(ConfigMapping.backend(n));
+        if (b instanceof FileBackend f && f.directIoRefused()) {
+            LOG.warning(LogContext.format(nqn, null, "namespace " + n.nsid() + ": the file system of " + n.path()
+                    + " refuses O_DIRECT (tmpfs does): serving it through the page cache; set 'buffered_io: true' "
+                    + "on this namespace to say so and silence this warning"));
+        }
         try {
             return new Opened(n, b, ConfigMapping.namespace(n, b));
         } catch (RuntimeException e) {
@@ -360,7 +371,7 @@ public final class DaemonRuntime implements TargetRuntime {
         List<Integer> bound = new ArrayList<>();
         try {
             for (SubsystemSection s : diff.subsystemsAdded()) {
-                ConfigMapping.subsystem(s, next.transport());
+                ConfigMapping.subsystem(s);
                 for (NamespaceSection n : s.namespaces()) {
                     if (n.enabled()) {
                         opened.put(new NsKey(s.nqn(), n.nsid()), open(s.nqn(), n));
@@ -382,11 +393,11 @@ public final class DaemonRuntime implements TargetRuntime {
                 }
             }
             for (PortSection p : diff.portsAdded()) {
-                ConfigMapping.port(p);
+                ConfigMapping.port(p, next.discovery());
                 ConfigMapping.rdmaPort(p, before.transport());
             }
             for (PortChange pc : diff.portsChanged()) {
-                ConfigMapping.port(pc.after());
+                ConfigMapping.port(pc.after(), next.discovery());
                 ConfigMapping.rdmaPort(pc.after(), before.transport());
             }
             // New listeners bind now: a host that connects before the port exists in the core gets its Connect
@@ -407,6 +418,8 @@ public final class DaemonRuntime implements TargetRuntime {
             for (int id : diff.portsRemoved()) {
                 removePort(id, before, j);
             }
+            syncReferrals(next);
+            j.did(() -> syncReferrals(before));
             for (PortChange pc : diff.portsChanged()) {
                 if (pc.listenerChanged()) {
                     removePort(pc.id(), before, j);
@@ -425,21 +438,34 @@ public final class DaemonRuntime implements TargetRuntime {
                 changeSubsystem(c, next, opened, j);
             }
             for (SubsystemSection s : diff.subsystemsAdded()) {
-                addSubsystem(s, next.transport(), opened, j);
+                addSubsystem(s, opened, j);
                 LOG.info(LogContext.format(s.nqn(), null, "subsystem added (" + s.namespaces().size()
                         + " namespaces)"));
             }
             for (PortSection p : diff.portsAdded()) {
-                addPort(p, before, false, j);
+                addPort(p, before, next, false, j);
             }
             for (PortChange pc : diff.portsChanged()) {
                 if (pc.listenerChanged()) {
-                    addPort(pc.after(), before, true, j);
+                    addPort(pc.after(), before, next, true, j);
                 } else {
                     for (String nqn : pc.subsystemsAdded()) {
                         expose(pc.id(), nqn, j);
                     }
                 }
+            }
+            // The core's port records carry the referrals and the discovery scope: replace those that changed.
+            for (PortSection p : next.ports()) {
+                Port old = target.port(p.id());
+                Port now = ConfigMapping.port(p, next.discovery());
+                if (old != null && !old.equals(now)) {
+                    target.addPort(now);
+                    j.did(() -> target.addPort(old));
+                }
+            }
+            if (diff.discoveryChanged()) {
+                LOG.info("discovery.all_ports: " + before.discovery().allPorts() + " -> "
+                        + next.discovery().allPorts());
             }
         } catch (Exception | Error e) {
             LOG.log(Level.SEVERE, "reload failed while applying (" + e.getMessage() + "); rolling back", e);
@@ -481,12 +507,12 @@ public final class DaemonRuntime implements TargetRuntime {
 
     // ------------------------------------------------------------------------------------------- steps
 
-    private void addPort(PortSection p, TargetConfig before, boolean bind, Journal j) {
+    private void addPort(PortSection p, TargetConfig before, TargetConfig next, boolean bind, Journal j) {
         if (bind) {
             transport.addListener(ConfigMapping.rdmaPort(p, before.transport()));
             j.did(() -> transport.removeListener(p.id()));
         }
-        target.addPort(ConfigMapping.port(p));
+        target.addPort(ConfigMapping.port(p, next.discovery()));
         j.did(() -> target.removePort(p.id()));
         for (String nqn : p.subsystems()) {
             target.exposeSubsystem(p.id(), nqn);
@@ -500,7 +526,7 @@ public final class DaemonRuntime implements TargetRuntime {
         j.did(() -> transport.addListener(ConfigMapping.rdmaPort(old, before.transport())));
         target.removePort(id); // its controllers are torn down
         j.did(() -> {
-            target.addPort(ConfigMapping.port(old));
+            target.addPort(ConfigMapping.port(old, before.discovery()));
             for (String nqn : old.subsystems()) {
                 if (target.subsystem(nqn) != null) {
                     target.exposeSubsystem(id, nqn);
@@ -508,6 +534,37 @@ public final class DaemonRuntime implements TargetRuntime {
             }
         });
         LOG.info("port " + id + ": removed (" + old.endpoint() + "); its controllers disconnect");
+    }
+
+    /**
+     * Makes the core's referral list the referrals of every configured port, each once. The core keeps one list for
+     * the discovery log; the port records ({@link Port#referrals}) say which port each belongs to.
+     */
+    private void syncReferrals(TargetConfig cfg) {
+        Set<Referral> wanted = new LinkedHashSet<>();
+        for (PortSection p : cfg.ports()) {
+            for (ReferralSection r : p.referrals()) {
+                wanted.add(ConfigMapping.referral(r));
+            }
+        }
+        for (Referral r : target.referrals()) {
+            if (!wanted.contains(r)) {
+                target.removeReferral(r);
+                LOG.info("discovery referral removed: " + describe(r));
+            }
+        }
+        List<Referral> present = target.referrals();
+        for (Referral r : wanted) {
+            if (!present.contains(r)) {
+                target.addReferral(r);
+                LOG.info("discovery referral added: " + describe(r));
+            }
+        }
+    }
+
+    private static String describe(Referral r) {
+        return (r.transportType() == dev.nvmf.target.nvme.DiscoveryLog.TRTYPE_TCP ? "tcp " : "rdma ")
+                + r.address() + ":" + r.serviceId() + " (portid " + r.portId() + ")";
     }
 
     private void expose(int portId, String nqn, Journal j) {
@@ -532,9 +589,8 @@ public final class DaemonRuntime implements TargetRuntime {
         LOG.info(LogContext.format(nqn, null, "no longer exposed on port " + portId));
     }
 
-    private void addSubsystem(SubsystemSection s, TransportSection t,
-                              Map<NsKey, Opened> opened, Journal j) {
-        Subsystem sub = target.addSubsystem(ConfigMapping.subsystem(s, t));
+    private void addSubsystem(SubsystemSection s, Map<NsKey, Opened> opened, Journal j) {
+        Subsystem sub = target.addSubsystem(ConfigMapping.subsystem(s));
         metrics.subsystem(s.nqn());
         j.did(() -> {
             target.removeSubsystem(s.nqn());
@@ -564,7 +620,7 @@ public final class DaemonRuntime implements TargetRuntime {
         target.removeSubsystem(nqn); // its controllers are torn down
         itsNamespaces.keySet().forEach(live::remove);
         j.did(() -> {
-            Subsystem back = target.addSubsystem(ConfigMapping.subsystem(old, before.transport()));
+            Subsystem back = target.addSubsystem(ConfigMapping.subsystem(old));
             old.allowedHosts().forEach(back::allowHost);
             for (Map.Entry<NsKey, Live> e : itsNamespaces.entrySet()) {
                 Live l = e.getValue();
