@@ -24,6 +24,7 @@ import dev.nvmf.target.core.subsystem.Subsystem;
 import dev.nvmf.target.metrics.TargetMetrics;
 import dev.nvmf.target.rdma.RdmaTransport;
 import dev.nvmf.target.rdma.poller.Poller;
+import dev.nvmf.target.service.EnvironmentException;
 import dev.nvmf.target.service.LogContext;
 import dev.nvmf.target.service.TargetRuntime;
 import dev.nvmf.verbs.RdmaProvider;
@@ -154,7 +155,7 @@ public final class DaemonRuntime implements TargetRuntime {
                 LOG.info("port " + p.id() + ": listening on rdma " + p.endpoint() + " for " + p.subsystems());
             }
         } catch (Exception | Error e) {
-            LOG.log(Level.SEVERE, "start failed; releasing what was taken: " + e.getMessage());
+            LOG.info("start failed; releasing what was taken");
             if (transport != null) {
                 transport.stop(1000);
                 transport = null;
@@ -167,6 +168,10 @@ public final class DaemonRuntime implements TargetRuntime {
             }
             live.clear();
             target = null;
+            EnvironmentException explained = StartupDiagnosis.explain(e, cfg.ports());
+            if (explained != null) {
+                throw explained;
+            }
             throw e;
         }
     }
@@ -409,6 +414,10 @@ public final class DaemonRuntime implements TargetRuntime {
         } catch (Exception e) {
             releasePrepared(opened, bound);
             LOG.warning("reload refused before any change: " + e.getMessage());
+            EnvironmentException explained = StartupDiagnosis.explain(e, diff.portsAdded());
+            if (explained != null) {
+                throw explained;
+            }
             throw e;
         }
 
