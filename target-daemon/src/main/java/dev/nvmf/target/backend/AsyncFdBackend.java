@@ -41,10 +41,9 @@ import java.util.concurrent.locks.LockSupport;
  * Flush is fdatasync. A FUA write is pwritev2(RWF_DSYNC) when {@link FuaMode#RWF_DSYNC} is chosen and the kernel
  * accepts it (one system call; for O_DIRECT on a device the kernel can send the write with the FUA bit), otherwise
  * pwrite followed by fdatasync. {@link #fdatasyncCalls()} and {@link #dsyncWrites()} count both for tests and metrics.
- * RWF_DSYNC is the default: measured on the build VM (ext4 on virtio, and a loop device over it; 1000 serial 4 KiB FUA
- * writes, two rounds) neither mode was consistently faster (file 174-796 us vs 223-529 us; loop 1.2-3.9 ms vs
- * 1.9-3.7 ms: the machine was shared, the noise exceeds the difference), so the choice rests on the syscall count and
- * on the fact that fdatasync flushes the whole device cache while a DSYNC O_DIRECT write can carry FUA alone.
+ * RWF_DSYNC is the default because it is one system call instead of two, and because fdatasync flushes the whole
+ * device cache while a DSYNC write on an O_DIRECT descriptor can go to the device as one write with FUA set; a
+ * measurement found neither mode faster than the other's noise (docs/performance.md, "FUA writes").
  */
 public abstract class AsyncFdBackend implements BlockBackend {
     /** How a Force Unit Access write is made durable. */

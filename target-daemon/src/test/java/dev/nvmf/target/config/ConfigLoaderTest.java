@@ -46,7 +46,7 @@ class ConfigLoaderTest {
             """.formatted(HOST, SUB, HOST, SUB);
 
     @Test
-    void defaultsMatchTheKernelTargetAndTheTransportIssue() throws Exception {
+    void defaultsMatchTheKernelTarget() throws Exception {
         TargetConfig c = ok(VALID);
         assertEquals(new TransportSection(128, 128, 8192, 1 << 20, 32, 1), c.transport());
         PortSection p = c.ports().get(0);

@@ -32,7 +32,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
 /**
- * Whatever {@code check-config} accepts, {@code serve} accepts (issue 9). For every documented bound of the
+ * Whatever {@code check-config} accepts, {@code serve} accepts. For every documented bound of the
  * configuration a file is generated at the bound and one step beyond it. At the bound, {@code nvmf-target
  * check-config} exits 0 and the daemon's mapping onto the core and the RDMA transport ({@link ConfigMapping}: the
  * core's and the transport's records with their own constructor checks, what {@code serve} builds before it

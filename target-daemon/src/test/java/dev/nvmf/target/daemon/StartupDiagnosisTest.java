@@ -32,8 +32,8 @@ import static org.junit.jupiter.api.Assumptions.assumeFalse;
 
 /**
  * A start that fails because of the machine says what to load or check, in one line without a source location
- * (issue 12: "rdma_create_event_channel failed: errno 19 (No such device) (at dev.nvmf.verbs.ffm.Rdma.failure(...))"
- * told an operator nothing).
+ * ("rdma_create_event_channel failed: errno 19 (No such device) (at dev.nvmf.verbs.ffm.Rdma.failure(...))", the
+ * line this replaced, told an operator nothing).
  */
 class StartupDiagnosisTest {
     static final String NO_RDMA = "the RDMA stack is not available: rdma_create_event_channel failed: errno 19 (No "
