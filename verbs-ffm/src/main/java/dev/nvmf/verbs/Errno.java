@@ -8,7 +8,8 @@ package dev.nvmf.verbs;
  * lowest module: the RDMA providers (FFM and the in-process test fabric) and the storage backends of
  * {@code target-daemon} both speak errno, {@code target-daemon} depends on this module, and this module must not
  * depend on {@code target-daemon}. It is plain Java (no native call), so the provider-neutral API and the soft
- * provider can use it; the C library's text for a value is {@code dev.nvmf.verbs.ffm.Libc#describe}.
+ * provider can use it: the texts of {@link #describe} are the C library's (glibc's {@code strerror}) for every value
+ * here, which {@code LibcTest} checks; {@code dev.nvmf.verbs.ffm.Libc#strerror} gives the text of any other value.
  *
  * <p>Values are those of Linux's {@code asm-generic/errno-base.h} and {@code asm-generic/errno.h}, which x86_64 and
  * aarch64 share; {@code NativeLayoutTest} checks every constant here against the installed {@code <errno.h>}.
@@ -58,6 +59,50 @@ public final class Errno {
     public static final int EDQUOT = 122;
 
     private Errno() {}
+
+    /** "ENOENT (No such file or directory)" for 2 or -2, for exceptions and logs; "errno 999" for an unknown value. */
+    public static String describe(int errno) {
+        int e = Math.abs(errno);
+        String text = message(e);
+        return text == null ? name(e) : name(e) + " (" + text + ")";
+    }
+
+    /** The C library's text for a value in this class ("No such file or directory"), or null for another value. */
+    public static String message(int errno) {
+        return switch (Math.abs(errno)) {
+            case EPERM -> "Operation not permitted";
+            case ENOENT -> "No such file or directory";
+            case EINTR -> "Interrupted system call";
+            case EIO -> "Input/output error";
+            case ENXIO -> "No such device or address";
+            case EBADF -> "Bad file descriptor";
+            case EAGAIN -> "Resource temporarily unavailable";
+            case ENOMEM -> "Cannot allocate memory";
+            case EACCES -> "Permission denied";
+            case EFAULT -> "Bad address";
+            case EBUSY -> "Device or resource busy";
+            case EEXIST -> "File exists";
+            case ENODEV -> "No such device";
+            case ENOTDIR -> "Not a directory";
+            case EISDIR -> "Is a directory";
+            case EINVAL -> "Invalid argument";
+            case ENOTTY -> "Inappropriate ioctl for device";
+            case EFBIG -> "File too large";
+            case ENOSPC -> "No space left on device";
+            case EROFS -> "Read-only file system";
+            case ERANGE -> "Numerical result out of range";
+            case ENOSYS -> "Function not implemented";
+            case EOPNOTSUPP -> "Operation not supported";
+            case EADDRINUSE -> "Address already in use";
+            case EADDRNOTAVAIL -> "Cannot assign requested address";
+            case ECONNRESET -> "Connection reset by peer";
+            case ENOTCONN -> "Transport endpoint is not connected";
+            case ETIMEDOUT -> "Connection timed out";
+            case ECONNREFUSED -> "Connection refused";
+            case EDQUOT -> "Disk quota exceeded";
+            default -> null;
+        };
+    }
 
     /** "ENOENT" for 2 or -2; "errno 999" for a value not in this table. */
     public static String name(int errno) {

@@ -1,6 +1,6 @@
 package dev.nvmf.target.backend;
 
-import dev.nvmf.verbs.ffm.Libc;
+import dev.nvmf.verbs.Errno;
 
 import java.io.IOException;
 import java.nio.file.Path;
@@ -15,7 +15,7 @@ public final class BackendOpenException extends IOException {
     private final int errno;
 
     BackendOpenException(Path path, String what, int errno) {
-        super(path + ": " + what + ": " + Libc.describe(errno));
+        super(path + ": " + what + ": " + Errno.describe(errno));
         this.path = path;
         this.errno = Math.abs(errno);
     }

@@ -1,7 +1,6 @@
 package dev.nvmf.target.backend;
 
 import dev.nvmf.verbs.Errno;
-import dev.nvmf.verbs.ffm.Libc;
 
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -116,7 +115,7 @@ class RamBackendTest {
     @Test
     void errnoNamesAndTexts() {
         assertEquals("ENOENT", Errno.name(-2));
-        assertTrue(Libc.describe(Errno.ENOENT).startsWith("ENOENT (No such file"), Libc.describe(2));
+        assertTrue(Errno.describe(Errno.ENOENT).startsWith("ENOENT (No such file"), Errno.describe(2));
     }
 
     /** Patterns that differ by position and seed so a misplaced block is caught. */

@@ -167,12 +167,6 @@ public final class Libc {
         }
     }
 
-    /** "ENOENT (No such file or directory)": the name and the C library's text, for exceptions and logs. */
-    public static String describe(int errno) {
-        int e = Math.abs(errno);
-        return Errno.name(e) + " (" + strerror(e) + ")";
-    }
-
     /** Sets O_NONBLOCK on a file descriptor, so a spurious wakeup never blocks a get_event call. */
     static void setNonBlocking(int fd, String what) {
         try (Arena arena = Arena.ofConfined()) {

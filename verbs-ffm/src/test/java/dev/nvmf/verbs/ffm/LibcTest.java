@@ -114,7 +114,7 @@ class LibcTest {
         try (Arena a = Arena.ofConfined()) {
             MemorySegment cap = Libc.allocateCapture(a);
             int fd = Libc.open(cap, a.allocateFrom(file.toString()), Libc.O_RDONLY | Libc.O_CLOEXEC, 0);
-            assertTrue(fd >= 0, "open: " + Libc.describe(Libc.errno(cap)));
+            assertTrue(fd >= 0, "open: " + Errno.describe(Libc.errno(cap)));
             assertEquals(4096, Libc.lseek(cap, fd, 0, Libc.SEEK_END));
             MemorySegment buf = a.allocate(16, 8);
             assertEquals(16, Libc.pread(cap, fd, buf.address(), 16, 0));
@@ -124,8 +124,26 @@ class LibcTest {
             assertEquals(0, Libc.close(cap, fd));
             int missing = Libc.open(cap, a.allocateFrom(dir.resolve("nope").toString()), Libc.O_RDONLY, 0);
             assertEquals(-1, missing);
-            assertEquals("ENOENT (No such file or directory)", Libc.describe(-Libc.errno(cap)));
+            assertEquals("ENOENT (No such file or directory)", Errno.describe(-Libc.errno(cap)));
         }
+    }
+
+    /** Errno's texts are the C library's, for every value it names; other values have none. */
+    @Test
+    void errnoTextsAreTheCLibrarys() throws Exception {
+        int checked = 0;
+        for (Field f : Errno.class.getDeclaredFields()) {
+            int m = f.getModifiers();
+            if (Modifier.isPublic(m) && Modifier.isStatic(m) && f.getType() == int.class) {
+                int e = f.getInt(null);
+                assertEquals(Libc.strerror(e), Errno.message(e), f.getName());
+                assertEquals(f.getName() + " (" + Libc.strerror(e) + ")", Errno.describe(-e));
+                checked++;
+            }
+        }
+        assertTrue(checked >= 30, "checked " + checked);
+        assertEquals(null, Errno.message(61));
+        assertEquals("errno 61", Errno.describe(61));
     }
 
     private static String run(Path dir, String... cmd) throws Exception {
