@@ -63,7 +63,7 @@ class CliTest {
         assertEquals("", r.out());
         Run strict = run("check-config", "--quiet", example.toString());
         assertEquals(ExitCodes.CONFIG, strict.code());
-        assertTrue(strict.err().contains(example + ":20:17: subsystems[0].namespaces[0].device: device "
+        assertTrue(strict.err().contains(example + ":26:17: subsystems[0].namespaces[0].device: device "
                 + "'/dev/nvme0n1' does not exist"), strict.err());
     }
 
