@@ -1,5 +1,8 @@
 package dev.nvmf.target.backend;
 
+import dev.nvmf.verbs.Errno;
+import dev.nvmf.verbs.ffm.Libc;
+
 import org.agrona.concurrent.ManyToManyConcurrentArrayQueue;
 
 import java.lang.foreign.Arena;
@@ -38,10 +41,9 @@ import java.util.concurrent.locks.LockSupport;
  * Flush is fdatasync. A FUA write is pwritev2(RWF_DSYNC) when {@link FuaMode#RWF_DSYNC} is chosen and the kernel
  * accepts it (one system call; for O_DIRECT on a device the kernel can send the write with the FUA bit), otherwise
  * pwrite followed by fdatasync. {@link #fdatasyncCalls()} and {@link #dsyncWrites()} count both for tests and metrics.
- * RWF_DSYNC is the default: measured on the build VM (ext4 on virtio, and a loop device over it; 1000 serial 4 KiB FUA
- * writes, two rounds) neither mode was consistently faster (file 174-796 us vs 223-529 us; loop 1.2-3.9 ms vs
- * 1.9-3.7 ms: the machine was shared, the noise exceeds the difference), so the choice rests on the syscall count and
- * on the fact that fdatasync flushes the whole device cache while a DSYNC O_DIRECT write can carry FUA alone.
+ * RWF_DSYNC is the default because it is one system call instead of two, and because fdatasync flushes the whole
+ * device cache while a DSYNC write on an O_DIRECT descriptor can go to the device as one write with FUA set; a
+ * measurement found neither mode faster than the other's noise (docs/performance.md, "FUA writes").
  */
 public abstract class AsyncFdBackend implements BlockBackend {
     /** How a Force Unit Access write is made durable. */
@@ -113,7 +115,7 @@ public abstract class AsyncFdBackend implements BlockBackend {
         this.directIo = directIo;
         this.logicalBlockSize = Math.max(1, logicalBlockSize);
         this.maxInFlight = maxInFlight;
-        this.useDsyncWrites = fuaMode == FuaMode.RWF_DSYNC && LibC.hasPwritev2();
+        this.useDsyncWrites = fuaMode == FuaMode.RWF_DSYNC && Libc.hasPwritev2();
         this.zeroes = arena.allocate(ZERO_BUFFER_BYTES, 4096);
         // Twice the pool: an offer to a slot whose previous occupant's consumer has not yet finished its poll
         // (the only way these queues refuse an offer below capacity) then needs a consumer stalled for a full lap.
@@ -376,7 +378,7 @@ public abstract class AsyncFdBackend implements BlockBackend {
             }
         }
         try (Arena a = Arena.ofConfined()) {
-            LibC.close(LibC.newErrnoState(a), fd);
+            Libc.close(Libc.allocateCapture(a), fd);
         }
         arena.close();
         if (interrupted) {
@@ -394,7 +396,7 @@ public abstract class AsyncFdBackend implements BlockBackend {
         private final MemorySegment bounce;
 
         Worker() {
-            errno = LibC.newErrnoState(arena);
+            errno = Libc.allocateCapture(arena);
             iovec = arena.allocate(16, 8);
             range = arena.allocate(16, 8);
             bounce = directIo ? arena.allocate(BOUNCE_BUFFER_BYTES, 4096) : MemorySegment.NULL;
@@ -472,13 +474,13 @@ public abstract class AsyncFdBackend implements BlockBackend {
         private int preadFully(long offset, long address, long length) {
             long done = 0;
             while (done < length) {
-                long r = LibC.pread(errno, fd, address + done, length - done, offset + done);
+                long r = Libc.pread(errno, fd, address + done, length - done, offset + done);
                 if (r > 0) {
                     done += r;
                 } else if (r == 0) {
                     return -Errno.EIO; // end of file inside the namespace: the file shrank under us
                 } else {
-                    int e = LibC.errno(errno);
+                    int e = Libc.errno(errno);
                     if (e != Errno.EINTR) {
                         return -e;
                     }
@@ -519,19 +521,19 @@ public abstract class AsyncFdBackend implements BlockBackend {
                 if (dsync) {
                     iovec.set(ValueLayout.JAVA_LONG, 0, address + done);
                     iovec.set(ValueLayout.JAVA_LONG, 8, length - done);
-                    r = LibC.pwritev2(errno, fd, iovec.address(), 1, offset + done, LibC.RWF_DSYNC);
+                    r = Libc.pwritev2(errno, fd, iovec.address(), 1, offset + done, Libc.RWF_DSYNC);
                     if (r >= 0) {
                         dsyncWrites.incrementAndGet();
                     }
                 } else {
-                    r = LibC.pwrite(errno, fd, address + done, length - done, offset + done);
+                    r = Libc.pwrite(errno, fd, address + done, length - done, offset + done);
                 }
                 if (r > 0) {
                     done += r;
                 } else if (r == 0) {
                     return -Errno.EIO;
                 } else {
-                    int e = LibC.errno(errno);
+                    int e = Libc.errno(errno);
                     if (e != Errno.EINTR) {
                         return -e;
                     }
@@ -543,10 +545,10 @@ public abstract class AsyncFdBackend implements BlockBackend {
         private int fdatasync() {
             while (true) {
                 fdatasyncCalls.incrementAndGet();
-                if (LibC.fdatasync(errno, fd) == 0) {
+                if (Libc.fdatasync(errno, fd) == 0) {
                     return 0;
                 }
-                int e = LibC.errno(errno);
+                int e = Libc.errno(errno);
                 if (e != Errno.EINTR) {
                     return -e;
                 }
@@ -558,7 +560,7 @@ public abstract class AsyncFdBackend implements BlockBackend {
                 return 0;
             }
             if (!zeroRangeUnsupported) {
-                int status = fallocate(LibC.FALLOC_FL_ZERO_RANGE, offset, length);
+                int status = fallocate(Libc.FALLOC_FL_ZERO_RANGE, offset, length);
                 if (!unsupported(status)) {
                     return status;
                 }
@@ -567,7 +569,7 @@ public abstract class AsyncFdBackend implements BlockBackend {
             if (blockDevice && !zeroOutIoctlUnsupported) {
                 range.set(ValueLayout.JAVA_LONG, 0, offset);
                 range.set(ValueLayout.JAVA_LONG, 8, length);
-                int status = ioctl(LibC.BLKZEROOUT, range.address());
+                int status = ioctl(Libc.BLKZEROOUT, range.address());
                 if (!unsupported(status)) {
                     zeroOutIoctls.incrementAndGet();
                     return status;
@@ -597,7 +599,7 @@ public abstract class AsyncFdBackend implements BlockBackend {
                 return 0;
             }
             if (!punchHoleUnsupported) {
-                int status = fallocate(LibC.FALLOC_FL_PUNCH_HOLE | LibC.FALLOC_FL_KEEP_SIZE, offset, length);
+                int status = fallocate(Libc.FALLOC_FL_PUNCH_HOLE | Libc.FALLOC_FL_KEEP_SIZE, offset, length);
                 if (!unsupported(status)) {
                     return status;
                 }
@@ -612,10 +614,10 @@ public abstract class AsyncFdBackend implements BlockBackend {
 
         private int fallocate(int mode, long offset, long length) {
             while (true) {
-                if (LibC.fallocate(errno, fd, mode, offset, length) == 0) {
+                if (Libc.fallocate(errno, fd, mode, offset, length) == 0) {
                     return 0;
                 }
-                int e = LibC.errno(errno);
+                int e = Libc.errno(errno);
                 if (e != Errno.EINTR) {
                     return -e;
                 }
@@ -624,10 +626,10 @@ public abstract class AsyncFdBackend implements BlockBackend {
 
         private int ioctl(long request, long argument) {
             while (true) {
-                if (LibC.ioctl(errno, fd, request, argument) == 0) {
+                if (Libc.ioctl(errno, fd, request, argument) == 0) {
                     return 0;
                 }
-                int e = LibC.errno(errno);
+                int e = Libc.errno(errno);
                 if (e != Errno.EINTR) {
                     return -e;
                 }

@@ -1,5 +1,7 @@
 package dev.nvmf.target.backend;
 
+import dev.nvmf.verbs.Errno;
+
 import java.io.IOException;
 import java.nio.file.Path;
 

@@ -1,6 +1,6 @@
 package dev.nvmf.target.backend.rbd;
 
-import dev.nvmf.target.backend.Errno;
+import dev.nvmf.verbs.Errno;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;

@@ -2,7 +2,7 @@ package dev.nvmf.target.backend.rbd;
 
 import dev.nvmf.target.backend.BackendCallback;
 import dev.nvmf.target.backend.BlockBackend;
-import dev.nvmf.target.backend.Errno;
+import dev.nvmf.verbs.Errno;
 import dev.nvmf.target.backend.Ranges;
 import org.agrona.concurrent.ManyToManyConcurrentArrayQueue;
 

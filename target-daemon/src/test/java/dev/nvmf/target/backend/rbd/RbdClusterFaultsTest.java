@@ -3,7 +3,7 @@ package dev.nvmf.target.backend.rbd;
 import dev.nvmf.target.backend.BackendOpenException;
 import dev.nvmf.target.backend.BackendSpec;
 import dev.nvmf.target.backend.BlockBackends;
-import dev.nvmf.target.backend.Errno;
+import dev.nvmf.verbs.Errno;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;

@@ -1,6 +1,6 @@
 package dev.nvmf.target.backend.rbd;
 
-import dev.nvmf.target.backend.Errno;
+import dev.nvmf.verbs.Errno;
 import dev.nvmf.verbs.ffm.CExpr;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;

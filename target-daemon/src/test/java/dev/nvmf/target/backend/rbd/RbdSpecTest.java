@@ -71,6 +71,6 @@ class RbdSpecTest {
         assertEquals("rbd:rbd/disk1", b.rbd().describe());
         assertEquals("an RBD spec goes with kind RBD only", refusal(() -> new BackendSpec(BackendSpec.Kind.FILE,
                 Path.of("/x"), BackendSpec.SIZE_FROM_MEDIUM, false, false, 1, 1,
-                dev.nvmf.target.backend.AsyncFdBackend.FuaMode.RWF_DSYNC, RbdSpec.of("rbd", "disk1"))));
+                dev.nvmf.target.backend.AsyncFdBackend.FuaMode.RWF_DSYNC, false, RbdSpec.of("rbd", "disk1"))));
     }
 }

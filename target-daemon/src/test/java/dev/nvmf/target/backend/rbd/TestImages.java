@@ -107,7 +107,7 @@ public final class TestImages implements AutoCloseable {
 
     private static void check(int rc, String what) {
         if (rc < 0) {
-            throw new IllegalStateException(what + ": " + dev.nvmf.target.backend.Errno.describe(rc));
+            throw new IllegalStateException(what + ": " + dev.nvmf.verbs.Errno.describe(rc));
         }
     }
 
