@@ -14,10 +14,10 @@ import java.util.Set;
  * and never exists without the hosts it allows.
  *
  * <p>Identity: hosts and subsystems by NQN, namespaces by NSID within their subsystem, ports by id. A namespace
- * whose backing (device/file/RAM size) or identifiers changed is reported as changed; the runtime removes and
- * re-adds it (hosts see a namespace-attribute-changed event). A port whose address or queue parameters changed
- * must be re-created ({@link PortChange#listenerChanged}); one whose subsystem list or referrals alone changed is
- * re-linked.
+ * whose backing (device/file/RAM size, any key of an RBD image including its user and keyring) or identifiers
+ * changed is reported as changed; the runtime removes and re-adds it (hosts see a namespace-attribute-changed event).
+ * A port whose address or queue parameters changed must be re-created ({@link PortChange#listenerChanged}); one whose
+ * subsystem list or referrals alone changed is re-linked.
  *
  * <p>What applies live and what on restart: allowed hosts, allow_any_host, namespaces, subsystems, hosts, ports,
  * referrals, discovery.all_ports and logging apply live. A subsystem's identity and limits (serial, model, firmware,
@@ -72,7 +72,7 @@ public record ConfigDiff(List<String> hostsAdded, List<String> hostsRemoved,
         public boolean enabledOnly() {
             return before.enabled() != after.enabled()
                     && before.equals(new NamespaceSection(after.nsid(), after.kind(), after.path(), after.ramSize(),
-                    after.uuid(), after.nguid(), after.readOnly(), before.enabled(), after.bufferedIo()));
+                    after.uuid(), after.nguid(), after.readOnly(), before.enabled(), after.bufferedIo(), after.rbd()));
         }
     }
 
