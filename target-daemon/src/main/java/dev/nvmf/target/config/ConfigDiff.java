@@ -203,6 +203,16 @@ public record ConfigDiff(List<String> hostsAdded, List<String> hostsRemoved,
                 added(old.allowedHosts(), now.allowedHosts()), added(now.allowedHosts(), old.allowedHosts()));
     }
 
+    /** " (rbd: id, keyring)" when both sides are RBD images and keys under rbd changed: names, never values. */
+    private static String rbdKeysChanged(NamespaceChange n) {
+        RbdSection before = n.before().rbd();
+        RbdSection after = n.after().rbd();
+        if (before == null || after == null || before.equals(after)) {
+            return "";
+        }
+        return " (rbd: " + String.join(", ", after.keysChangedFrom(before)) + ")";
+    }
+
     private static void change(List<String> out, String key, Object before, Object after) {
         if (!Objects.equals(before, after)) {
             out.add(key + ": " + before + " -> " + after);
@@ -245,7 +255,7 @@ public record ConfigDiff(List<String> hostsAdded, List<String> hostsRemoved,
                     + n.describeBacking()));
             c.namespacesChanged().forEach(n -> out.add("~ namespace " + c.nqn() + " nsid " + n.after().nsid()
                     + (n.enabledOnly() ? (n.after().enabled() ? " enabled" : " disabled")
-                    : " " + n.after().describeBacking())));
+                    : " " + n.after().describeBacking() + rbdKeysChanged(n))));
             c.allowedHostsRemoved().forEach(h -> out.add("- allowed host " + h + " on " + c.nqn()));
             c.allowedHostsAdded().forEach(h -> out.add("+ allowed host " + h + " on " + c.nqn()));
         }

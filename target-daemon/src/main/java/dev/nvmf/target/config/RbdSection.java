@@ -4,6 +4,9 @@ import dev.nvmf.target.backend.rbd.RbdSpec;
 
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
 
 /**
  * The {@code rbd} mapping of a namespace: a Ceph RBD image and how to reach its cluster (docs/rbd.md). Only paths
@@ -44,6 +47,26 @@ public record RbdSection(String pool, String namespace, String image, String sna
                 keyring == null ? null : Path.of(keyring), Duration.ofSeconds(connectTimeoutSeconds),
                 Duration.ofSeconds(osdOpTimeoutSeconds), Duration.ofSeconds(monOpTimeoutSeconds), blockSize,
                 RbdSpec.DEFAULT_SIZE_POLL_INTERVAL);
+    }
+
+    /** The keys whose values differ from {@code other}'s, in the order of the file (names only, never values). */
+    public List<String> keysChangedFrom(RbdSection other) {
+        List<String> keys = new ArrayList<>();
+        String[] names = {"pool", "namespace", "image", "snapshot", "conf", "id", "keyring", "block_size",
+                "connect_timeout", "osd_op_timeout", "mon_op_timeout"};
+        Object[] mine = values();
+        Object[] theirs = other.values();
+        for (int i = 0; i < names.length; i++) {
+            if (!Objects.equals(mine[i], theirs[i])) {
+                keys.add(names[i]);
+            }
+        }
+        return keys;
+    }
+
+    private Object[] values() {
+        return new Object[] {pool, namespace, image, snapshot, conf, id, keyring, blockSize, connectTimeoutSeconds,
+                osdOpTimeoutSeconds, monOpTimeoutSeconds};
     }
 
     /** "rbd:pool/image" (with namespace and snapshot when given), as the backend names it; no credentials. */

@@ -62,10 +62,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 @ExtendWith(CephTestCluster.class)
 class RbdNamespaceDaemonTest {
-    static final String TARGET_IP = "10.0.0.1";
-    static final String HOST_IP = "10.0.0.2";
-    static final String SUB = "nqn.2024-01.dev.nvmf:rbd-daemon";
-    static final String HOST = "nqn.2014-08.org.nvmexpress:uuid:33333333-2222-3333-4444-555555555555";
+    static final String TARGET_IP = DaemonRuntimeTest.TARGET_IP;
+    static final String HOST_IP = DaemonRuntimeTest.HOST_IP;
+    static final String SUB = DaemonRuntimeTest.SUB;
+    static final String HOST = DaemonRuntimeTest.HOST;
     static final long MiB = 1 << 20;
 
     static CephTestCluster.Cluster cluster;
@@ -117,15 +117,12 @@ class RbdNamespaceDaemonTest {
         Logger.getLogger("dev.nvmf").removeHandler(capture);
     }
 
-    /** The file an operator writes: the least-privileged user of the test cluster, its keyring, its ceph.conf. */
+    /**
+     * The file an operator writes, as {@link DaemonRuntimeTest#yaml}: namespace 1 is {@code image} as {@code id} with
+     * {@code keyring} and the cluster's ceph.conf, then {@code extra} keys of namespace 1 and {@code moreNamespaces}.
+     */
     static String yaml(String image, String id, Path keyring, String extra, String moreNamespaces) {
-        return """
-                hosts:
-                  - nqn: %s
-                subsystems:
-                  - nqn: %s
-                    allowed_hosts: [%s]
-                    namespaces:
+        return DaemonRuntimeTest.yaml("""
                       - nsid: 1
                         rbd:
                           pool: %s
@@ -134,15 +131,7 @@ class RbdNamespaceDaemonTest {
                           id: %s
                           keyring: %s
                           connect_timeout: 10
-                %s%s
-                ports:
-                  - id: 1
-                    traddr: %s
-                    subsystems: [%s]
-                metrics:
-                  enabled: false
-                """.formatted(HOST, SUB, HOST, cluster.pool(), image, cluster.conf(), id, keyring, extra,
-                moreNamespaces, TARGET_IP, SUB);
+                """.formatted(cluster.pool(), image, cluster.conf(), id, keyring) + extra + moreNamespaces, "");
     }
 
     static String yaml(String image) {
