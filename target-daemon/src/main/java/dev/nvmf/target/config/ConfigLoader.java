@@ -519,9 +519,9 @@ public final class ConfigLoader {
         }
 
         /**
-         * The {@code rbd} mapping of a namespace (null when absent or refused). Names and ranges are checked by the
-         * backend's own {@link RbdSpec} (its message starts with the key, which is reported at that key); the
-         * {@code conf} and {@code keyring} files as device paths are. A keyring's value is never echoed: an operator
+         * The {@code rbd} mapping of a namespace (null when absent or refused). Names are checked by the backend's
+         * own {@link RbdSpec} (its message starts with the key, and is reported at that key); {@code conf} and
+         * {@code keyring} are checked as files, like device paths. A keyring's value is never echoed: an operator
          * who pasted the key there must not see it in a log.
          */
         RbdSection rbd(MapReader n, String subsystemNqn, long nsid) {
