@@ -19,6 +19,7 @@ import dev.nvmf.target.service.TargetRuntime;
 import dev.nvmf.target.service.TargetService;
 import dev.nvmf.tests.bench.BenchHost;
 import dev.nvmf.verbs.soft.SoftFabric;
+import dev.nvmf.verbs.soft.SoftResources;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -84,6 +85,8 @@ public final class AotTraining {
         public long adminCommands;
         public long scrapes;
         public long events;
+        /** What the soft fabric still held after the stop ({@link SoftResources#toString}), or null: nothing. */
+        public String leaked;
 
         long io() {
             return reads + writes + keyedWrites + flushes + writeZeroes;
@@ -142,6 +145,9 @@ public final class AotTraining {
             }
             t.serve();
             System.out.println("aot training: " + t.counts);
+            if (t.counts.leaked != null) {
+                System.out.println("aot training: WARNING: the soft fabric still holds " + t.counts.leaked);
+            }
         } finally {
             try (var files = Files.list(dir)) {
                 for (Path p : files.toList()) {
@@ -260,6 +266,9 @@ public final class AotTraining {
         if (!reloaded) {
             throw new IllegalStateException("the I/O phase ended before the reload");
         }
+        SoftResources left = fabric.resources();
+        counts.leaked = left.nothingLeaked() ? null : left.toString();
+        fabric.close();
     }
 
     /** {@code nvme discover}: Connect to the discovery controller, enable it, Identify, the discovery log. */
