@@ -59,25 +59,37 @@ if [ "${1:-}" = aot ]; then
   python3 - "$OUT" <<'PY' | tee "$OUT/summary.txt"
 import glob, re, statistics, sys
 out = sys.argv[1]
+mark = lambda name, t: [int(x) for x in re.search(name + r" (\d+) ms, cpu (-?\d+) ms, jit (-?\d+) ms", t).groups()]
+print("wall and CPU milliseconds from the launch; medians over the runs, [min-max]; CPU per I/O counts the whole JVM"
+      " (target, soft fabric and hosts)")
 for a, label in (("0", "without the cache"), ("1", "with the cache")):
     runs = []
     for f in sorted(glob.glob("%s/aot%s-*.txt" % (out, a))):
         t = open(f).read()
-        ready = int(re.search(r"ready (\d+) ms", t).group(1))
-        conn = int(re.search(r"connected (\d+) ms", t).group(1))
-        sec = [int(x) for x in re.findall(r"second \d+ (\d+) I/Os", t)]
+        ready, conn = mark("ready", t), mark("connected", t)
+        secs = [[int(x) for x in m] for m in re.findall(r"second \d+ (\d+) I/Os, cpu (-?\d+) ms, jit (-?\d+) ms", t)]
         load = float(re.search(r"load ([\d.]+)", t).group(1))
-        runs.append((ready, conn, sec, load))
+        runs.append(dict(ready=ready, conn=conn, secs=secs, load=load))
     if not runs:
         continue
-    med = lambda xs: statistics.median(xs)
-    n = min(len(r[2]) for r in runs)
-    per = [med([r[2][i] for r in runs]) for i in range(n)]
-    print("%-18s runs %d, load %.1f-%.1f: READY median %d ms (min %d), hosts connected %d ms; I/Os per second"
-          " (median over runs): %s; first 5 s %d, seconds 6-%d %d per s" % (
-        label, len(runs), min(r[3] for r in runs), max(r[3] for r in runs), med([r[0] for r in runs]),
-        min(r[0] for r in runs), med([r[1] for r in runs]), " ".join("%d" % x for x in per), sum(per[:5]), n,
-        sum(per[5:]) / max(1, n - 5)))
+    def stat(xs):
+        return "%d [%d-%d]" % (statistics.median(xs), min(xs), max(xs))
+    def per_io(r, lo, hi):  # CPU us per I/O over seconds lo+1..hi
+        s = r["secs"]
+        base = r["conn"][1] if lo == 0 else s[lo - 1][1]
+        ios = sum(x[0] for x in s[lo:hi])
+        return (s[hi - 1][1] - base) * 1000.0 / max(1, ios)
+    n = min(len(r["secs"]) for r in runs)
+    print("%s: %d runs at load %.1f-%.1f" % (label, len(runs), min(r["load"] for r in runs), max(r["load"] for r in runs)))
+    print("  READY wall %s ms, CPU %s ms (JIT %s ms); hosts connected at %s ms" % (
+        stat([r["ready"][0] for r in runs]), stat([r["ready"][1] for r in runs]), stat([r["ready"][2] for r in runs]),
+        stat([r["conn"][0] for r in runs])))
+    print("  I/Os in seconds 1-5 %s, per second after %s; CPU us per I/O in seconds 1-5 %s, 6-%d %s;"
+          " JIT CPU in the %d s of I/O %s ms" % (
+        stat([sum(x[0] for x in r["secs"][:5]) for r in runs]),
+        stat([sum(x[0] for x in r["secs"][5:n]) // max(1, n - 5) for r in runs]),
+        stat([per_io(r, 0, 5) for r in runs]), n, stat([per_io(r, 5, n) for r in runs]), n,
+        stat([r["secs"][n - 1][2] - r["conn"][2] for r in runs])))
 PY
   exit
 fi

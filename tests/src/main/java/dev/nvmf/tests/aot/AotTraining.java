@@ -119,11 +119,45 @@ public final class AotTraining {
         return launched >= 0;
     }
 
-    /** A measurement line: milliseconds since the launch. */
+    /** A measurement line: milliseconds since the launch, and the CPU the JVM and its JIT compilers used so far. */
     private void mark(String what) {
         if (measuring()) {
-            System.out.println("aot measure: " + what + " " + (System.currentTimeMillis() - launched) + " ms");
+            long[] cpu = cpuMillis();
+            System.out.println("aot measure: " + what + " " + (System.currentTimeMillis() - launched) + " ms, cpu "
+                    + cpu[0] + " ms, jit " + cpu[1] + " ms");
         }
+    }
+
+    /**
+     * CPU milliseconds (user + system) of this process and of its C1/C2 compiler threads, from /proc: CPU time is
+     * what a loaded machine disturbs least. {-1, -1} where there is no /proc.
+     */
+    static long[] cpuMillis() {
+        long ticksPerSecond = 100; // USER_HZ on Linux
+        try {
+            long process = utimeStime(Files.readString(Path.of("/proc/self/stat")));
+            long jit = 0;
+            try (var tasks = Files.list(Path.of("/proc/self/task"))) {
+                for (Path t : tasks.toList()) {
+                    try {
+                        if (Files.readString(t.resolve("comm")).matches("C[12] Compiler.*\\s*")) {
+                            jit += utimeStime(Files.readString(t.resolve("stat")));
+                        }
+                    } catch (IOException gone) {
+                        // the thread ended meanwhile
+                    }
+                }
+            }
+            return new long[] {process * 1000 / ticksPerSecond, jit * 1000 / ticksPerSecond};
+        } catch (IOException | RuntimeException e) {
+            return new long[] {-1, -1};
+        }
+    }
+
+    /** Fields 14 and 15 (utime, stime) of a /proc stat line; the command name may hold spaces, so after ") ". */
+    private static long utimeStime(String stat) {
+        String[] f = stat.substring(stat.lastIndexOf(") ") + 2).trim().split(" ");
+        return Long.parseLong(f[11]) + Long.parseLong(f[12]);
     }
 
     /**
@@ -233,7 +267,9 @@ public final class AotTraining {
                 for (Host h : hosts) {
                     done += h.completed();
                 }
-                System.out.println("aot measure: second " + ++second + " " + (done - doneBefore) + " I/Os");
+                long[] cpu = cpuMillis();
+                System.out.println("aot measure: second " + ++second + " " + (done - doneBefore) + " I/Os, cpu "
+                        + cpu[0] + " ms, jit " + cpu[1] + " ms");
                 doneBefore = done;
                 nextSecond += TimeUnit.SECONDS.toNanos(1);
             }
