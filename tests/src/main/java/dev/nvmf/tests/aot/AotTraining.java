@@ -51,8 +51,9 @@ import java.util.concurrent.TimeUnit;
  * fabric); a discovery controller as {@code nvme discover} uses it; two hosts, each with the admin commands the
  * Linux host sends at connect and two I/O queues; reads, in-capsule and keyed writes, flushes and write zeroes of
  * 4 KiB to 128 KiB for {@code seconds} (default 6), with SMART log reads and metrics scrapes going on;
- * a reload that adds a namespace (the hosts get the namespace-change event and read the changed list); then
- * disconnects and an orderly stop. Any failed command or step throws: a training that did not do its work would
+ * a reload that adds a namespace to the first subsystem (its host gets the namespace-change event and reads the
+ * changed list); then disconnects and an orderly stop. {@link #main} also has a measuring mode for
+ * scripts/bench.sh aot. Any failed command or step throws: a training that did not do its work would
  * record a cache of the wrong paths.
  *
  * <p>The workload touches only what {@code serve} would; its own helpers (the soft fabric, {@link BenchHost}) come
