@@ -3,7 +3,7 @@ package dev.nvmf.tests.aot;
 import dev.nvmf.target.cli.Main;
 import dev.nvmf.target.config.ConfigDiff;
 import dev.nvmf.target.config.ConfigLoader;
-import dev.nvmf.target.config.LoggingConfig;
+import dev.nvmf.target.config.LoggingSection;
 import dev.nvmf.target.config.TargetConfig;
 import dev.nvmf.target.daemon.DaemonRuntime;
 import dev.nvmf.target.metrics.TargetMetrics;
@@ -224,7 +224,7 @@ public final class AotTraining {
         Path file = dir.resolve("serve.yaml");
         Files.writeString(file, config(TARGET_IP, metricsPort, false));
         TargetConfig cfg = ConfigLoader.load(file, ConfigLoader.Options.NO_DEVICE_CHECK).config();
-        LogSetup.configure(LoggingConfig.defaults(), Map.of(), System.err);
+        LogSetup.configure(LoggingSection.defaults(), Map.of(), System.err);
         LogSetup.configure(cfg.logging(), Map.of(), System.err);
         TargetMetrics metrics = new TargetMetrics();
         Watched runtime = new Watched(new DaemonRuntime(DaemonRuntime.Options.of(fabric), metrics));
