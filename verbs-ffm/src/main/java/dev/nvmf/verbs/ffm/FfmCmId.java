@@ -155,6 +155,7 @@ final class FfmCmId implements CmId {
     public synchronized void destroyQueuePair() {
         if (queuePair == null) return;
         rdma().run("rdma_destroy_qp", id);
+        queuePair.release();
         queuePair = null;
     }
 

@@ -62,12 +62,36 @@ public final class SoftFaults {
 
     /** The next postSend on {@code qp} returns {@code errno} and posts nothing. */
     public SoftFaults failNextPostSend(QueuePair qp, int errno) {
-        return locked(() -> soft(qp).failNextPostSend = errno);
+        return failPostSendAt(qp, 0, errno);
     }
 
     /** The next postRecv on {@code qp} returns {@code errno} and posts nothing. */
     public SoftFaults failNextPostRecv(QueuePair qp, int errno) {
-        return locked(() -> soft(qp).failNextPostRecv = errno);
+        return failPostRecvAt(qp, 0, errno);
+    }
+
+    /**
+     * The next postSend on {@code qp} whose chain has a request at index {@code k} (0 = the first) posts the
+     * {@code k} requests before it, refuses that one with {@code errno} (ENOMEM, EINVAL...) and posts nothing after
+     * it, as a provider does when a request of a chain cannot be queued: bad_wr names request {@code k} and
+     * {@link QueuePair#postedBeforeFailure()} returns {@code k}. The {@code k} posted requests execute and complete.
+     * Shorter chains post normally and leave the fault armed.
+     */
+    public SoftFaults failPostSendAt(QueuePair qp, int k, int errno) {
+        if (k < 0 || errno <= 0) throw new IllegalArgumentException("k " + k + ", errno " + errno);
+        return locked(() -> {
+            soft(qp).failSendAt = k;
+            soft(qp).failSendErrno = errno;
+        });
+    }
+
+    /** {@link #failPostSendAt} for the receive queue: the first {@code k} receives of the chain are posted. */
+    public SoftFaults failPostRecvAt(QueuePair qp, int k, int errno) {
+        if (k < 0 || errno <= 0) throw new IllegalArgumentException("k " + k + ", errno " + errno);
+        return locked(() -> {
+            soft(qp).failRecvAt = k;
+            soft(qp).failRecvErrno = errno;
+        });
     }
 
     /**

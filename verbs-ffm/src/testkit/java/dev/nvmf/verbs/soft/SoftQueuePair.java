@@ -67,9 +67,14 @@ public final class SoftQueuePair implements QueuePair {
     final Pipe recvPipe;
     private boolean commEstReported;
 
-    // Faults (SoftFaults sets them).
-    int failNextPostSend;
-    int failNextPostRecv;
+    /** Requests of the last failed post that were posted (bad_wr's index in the chain). */
+    private int postedBeforeFailure;
+
+    // Faults (SoftFaults sets them). failSendAt / failRecvAt: index in the next chain that reaches it, or -1.
+    int failSendAt = -1;
+    int failSendErrno;
+    int failRecvAt = -1;
+    int failRecvErrno;
     int nextSendStatus = -1;
     int nextRecvStatus = -1;
 
@@ -140,22 +145,37 @@ public final class SoftQueuePair implements QueuePair {
     // ------------------------------------------------------------------------------------------ posting
 
     @Override
+    public int postedBeforeFailure() {
+        fabric.lock.lock();
+        try {
+            return postedBeforeFailure;
+        } finally {
+            fabric.lock.unlock();
+        }
+    }
+
+    @Override
     public int postSend(SendWorkRequest first) {
         fabric.lock.lock();
         try {
+            postedBeforeFailure = 0;
             if (destroyed) return Errno.EINVAL;
-            if (failNextPostSend != 0) {
-                int e = failNextPostSend;
-                failNextPostSend = 0;
-                return e;
-            }
             int rc = 0;
+            int posted = 0;
             long addr = first.address();
             while (addr != 0) {
+                if (posted == failSendAt) {
+                    // Injected: the provider refuses this request; bad_wr points at it.
+                    rc = failSendErrno;
+                    failSendAt = -1;
+                    break;
+                }
                 rc = postOneSend(addr);
                 if (rc != 0) break;
+                posted++;
                 addr = SoftFabric.ALL.get(JAVA_LONG_UNALIGNED, addr + SendWorkRequest.NEXT_OFFSET);
             }
+            if (rc != 0) postedBeforeFailure = posted;
             fabric.pumpIfAutomatic();
             return rc;
         } finally {
@@ -249,16 +269,18 @@ public final class SoftQueuePair implements QueuePair {
     public int postRecv(RecvWorkRequest first) {
         fabric.lock.lock();
         try {
+            postedBeforeFailure = 0;
             if (destroyed) return Errno.EINVAL;
-            if (failNextPostRecv != 0) {
-                int e = failNextPostRecv;
-                failNextPostRecv = 0;
-                return e;
-            }
             int rc = 0;
+            int posted = 0;
             long addr = first.address();
             MemorySegment all = SoftFabric.ALL;
             while (addr != 0) {
+                if (posted == failRecvAt) {
+                    rc = failRecvErrno;
+                    failRecvAt = -1;
+                    break;
+                }
                 int numSge = all.get(JAVA_INT_UNALIGNED, addr + RecvWorkRequest.NUM_SGE_OFFSET);
                 if (numSge < 0 || numSge > caps.maxRecvSge()) { rc = Errno.EINVAL; break; }
                 // Receives are accepted from INIT on (so they can be posted before the connection is accepted).
@@ -282,8 +304,10 @@ public final class SoftQueuePair implements QueuePair {
                 } else {
                     rq.add(r);
                 }
+                posted++;
                 addr = all.get(JAVA_LONG_UNALIGNED, addr + RecvWorkRequest.NEXT_OFFSET);
             }
+            if (rc != 0) postedBeforeFailure = posted;
             // A sender stalled on receiver-not-ready with infinite retries proceeds once a receive is posted.
             if (peer != null && peer.headParked && !rq.isEmpty()) peer.unpark();
             fabric.pumpIfAutomatic();
