@@ -22,17 +22,34 @@ final class DeviceNode {
     private SoftMemoryWindow[] windowTable = new SoftMemoryWindow[64];
     final List<SoftQueuePair> qps = new ArrayList<>();
     final List<SoftCmId> cmIds = new ArrayList<>();
+    /** The next QP number this device hands out (24 bits; unique on the device, not across devices). */
+    int nextQpNum;
     private int nextMrIndex = 1;
     private int keyByte = 0x5a;
     boolean removed;
 
-    DeviceNode(SoftFabric fabric, String name, InetAddress ip, DeviceAttributes attributes, long guid) {
+    DeviceNode(SoftFabric fabric, String name, InetAddress ip, DeviceAttributes attributes, long guid, int qpBase) {
         this.fabric = fabric;
+        this.nextQpNum = qpBase;
         this.name = name;
         this.ip = ip;
         this.attributes = attributes;
         this.guid = guid;
         this.cmContext = new SoftDevice(this, true);
+    }
+
+    /** A QP number not in use on this device (IBA chapter 10: a QP number names a QP within its channel adapter only). */
+    int allocateQpNum() {
+        while (true) {
+            int n = nextQpNum;
+            nextQpNum = (n + 1) & 0xffffff;
+            if (nextQpNum == 0) nextQpNum = 1;
+            boolean used = false;
+            for (SoftQueuePair q : qps) {
+                if (q.qpNum() == n) { used = true; break; }
+            }
+            if (!used) return n;
+        }
     }
 
     /**

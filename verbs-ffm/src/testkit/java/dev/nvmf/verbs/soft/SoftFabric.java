@@ -75,7 +75,8 @@ public final class SoftFabric implements RdmaProvider {
     final SoftFaults faults = new SoftFaults(this);
     final SoftResources.Tracker resources = new SoftResources.Tracker();
     private final List<DeviceNode> removedDevices = new ArrayList<>();
-    private int nextQpNum = 0x11;
+    /** The first QP number of each device name (stable across a remove and return, like a reloaded driver). */
+    private final Map<String, Integer> qpNumberBases = new java.util.HashMap<>();
     private int nextPort = 40000;
     private long nextGuid = 0x0002c9fffe000001L;
     private boolean closed;
@@ -165,7 +166,8 @@ public final class SoftFabric implements RdmaProvider {
             for (DeviceNode d : devices.values()) {
                 if (d.ip.equals(ip)) throw new IllegalArgumentException("address in use by " + d.name + ": " + ipAddress);
             }
-            DeviceNode node = new DeviceNode(this, name, ip, attributes, nextGuid++);
+            int qpBase = qpNumberBases.computeIfAbsent(name, n -> 0x11 + (qpNumberBases.size() << 16));
+            DeviceNode node = new DeviceNode(this, name, ip, attributes, nextGuid++, qpBase);
             devices.put(name, node);
             return node.cmContext;
         } finally {
@@ -198,6 +200,25 @@ public final class SoftFabric implements RdmaProvider {
             node.remove();
             signalAll();
             pumpIfAutomatic();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * QP numbers are per device, as on hardware: each device counts from its own base (distinct bases by default, so
+     * numbers happen to be unique across the fabric). This makes {@code device}'s next QP number {@code qpNum}
+     * (then counting up, skipping numbers in use on the device): give two devices the same number and a consumer
+     * that keys asynchronous events or completions by QP number alone, without the device, mixes them up.
+     */
+    public SoftFabric nextQpNumber(String device, int qpNum) {
+        if (qpNum <= 0 || qpNum > 0xffffff) throw new IllegalArgumentException("QP numbers are 24 bits, not 0: " + qpNum);
+        lock.lock();
+        try {
+            DeviceNode node = devices.get(device);
+            if (node == null) throw new IllegalArgumentException("no device " + device);
+            node.nextQpNum = qpNum;
+            return this;
         } finally {
             lock.unlock();
         }
@@ -413,8 +434,6 @@ public final class SoftFabric implements RdmaProvider {
     }
 
     boolean isAutomatic() { return mode == Mode.AUTOMATIC; }
-
-    int allocateQpNum() { return nextQpNum++; }
 
     int allocatePort() {
         if (nextPort > 60999) nextPort = 40000;

@@ -97,7 +97,7 @@ public final class SoftQueuePair implements QueuePair {
         this.recvCq = recvCq;
         this.caps = caps;
         this.signalAll = signalAll;
-        this.qpNum = fabric.allocateQpNum();
+        this.qpNum = context.node.allocateQpNum();
         this.sendPipe = new Pipe(sendCq);
         this.recvPipe = new Pipe(recvCq);
         int sge = Math.max(1, Math.max(caps.maxSendSge(), caps.maxRecvSge()));
