@@ -1,7 +1,5 @@
 package dev.nvmf.verbs.ffm;
 
-import dev.nvmf.verbs.VerbsException;
-
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 
@@ -15,7 +13,8 @@ import static java.lang.foreign.ValueLayout.JAVA_SHORT;
  * One thread awaits at a time (the owner of the channel).
  */
 final class FdWaiter implements AutoCloseable {
-    enum Result { READY, WOKEN, TIMEOUT }
+    /** FAILED: poll(2) itself failed; {@link #errno()} says why. */
+    enum Result { READY, WOKEN, TIMEOUT, FAILED }
 
     private final Arena arena = Arena.ofShared();
     private final MemorySegment fds;
@@ -26,6 +25,7 @@ final class FdWaiter implements AutoCloseable {
     private final int fd;
     private final int eventFd;
     private volatile boolean closed;
+    private int errno;
 
     FdWaiter(int fd, String what) {
         this.fd = fd;
@@ -71,9 +71,10 @@ final class FdWaiter implements AutoCloseable {
             throw new IllegalStateException(t);
         }
         if (rc < 0) {
-            int errno = Libc.errno(capture);
-            if (errno == NativeLayout.EINTR) return Result.TIMEOUT;
-            throw new VerbsException("poll", errno, Libc.strerror(errno));
+            int e = Libc.errno(capture);
+            if (e == NativeLayout.EINTR) return Result.TIMEOUT;
+            errno = e;
+            return Result.FAILED;
         }
         if (rc == 0) return Result.TIMEOUT;
         if (fds.get(JAVA_SHORT, NativeLayout.POLLFD_SIZE + NativeLayout.POLLFD_REVENTS) != 0) {
@@ -86,6 +87,9 @@ final class FdWaiter implements AutoCloseable {
         }
         return fds.get(JAVA_SHORT, NativeLayout.POLLFD_REVENTS) != 0 ? Result.READY : Result.TIMEOUT;
     }
+
+    /** Why the last {@link #await} returned FAILED. */
+    int errno() { return errno; }
 
     /** Makes the current or next {@link #await} return WOKEN. Any thread. */
     void wakeup() {

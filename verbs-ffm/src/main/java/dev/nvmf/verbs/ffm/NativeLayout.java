@@ -94,6 +94,9 @@ public final class NativeLayout {
     @CExpr("sizeof(struct ibv_async_event)") public static final int IBV_ASYNC_EVENT_SIZE = 16;
     @CExpr("offsetof(struct ibv_async_event, element)") public static final int IBV_ASYNC_EVENT_ELEMENT = 0;
     @CExpr("offsetof(struct ibv_async_event, event_type)") public static final int IBV_ASYNC_EVENT_EVENT_TYPE = 8;
+    /** element.cq and element.port_num share the union at the start of the event. */
+    @CExpr("offsetof(struct ibv_async_event, element.cq)") public static final int IBV_ASYNC_EVENT_ELEMENT_CQ = 0;
+    @CExpr("offsetof(struct ibv_async_event, element.port_num)") public static final int IBV_ASYNC_EVENT_ELEMENT_PORT_NUM = 0;
 
     // ---- librdmacm ----
     @CExpr("sizeof(struct rdma_event_channel)") public static final int RDMA_EVENT_CHANNEL_SIZE = 4;
@@ -149,6 +152,7 @@ public final class NativeLayout {
     @CExpr("EAGAIN") public static final int EAGAIN = 11;
     @CExpr("EINTR") public static final int EINTR = 4;
     @CExpr("ENODEV") public static final int ENODEV = 19;
+    @CExpr("EIO") public static final int EIO = 5;
 
     // ---- enum values ----
     @CExpr("IBV_QPT_RC") public static final int IBV_QPT_RC = 2;

@@ -15,6 +15,10 @@ final class SoftCompletionChannel implements CompletionChannel {
     private boolean wakeupPending;
     int cqs;
     private boolean closed;
+    /** An injected ibv_get_cq_event failure (errno), permanent once set. */
+    int failedErrno;
+    private SoftCompletionQueue eventQueue;
+    private final java.util.function.BooleanSupplier ready = () -> wakeupPending || failedErrno != 0 || !events.isEmpty();
 
     SoftCompletionChannel(SoftDevice context) {
         this.context = context;
@@ -35,17 +39,44 @@ final class SoftCompletionChannel implements CompletionChannel {
 
     @Override
     public CompletionQueue awaitEvent(long timeoutMillis) {
+        int rc = nextEvent(timeoutMillis);
+        if (rc < 0) throw new VerbsException("ibv_get_cq_event", -rc, "injected channel failure");
+        return rc == EVENT ? eventQueue : null;
+    }
+
+    @Override
+    public int nextEvent(long timeoutMillis) {
         fabric.lock.lock();
         try {
-            fabric.await(() -> wakeupPending || !events.isEmpty(), timeoutMillis);
+            fabric.await(ready, timeoutMillis);
+            if (failedErrno != 0) return -failedErrno;
             if (wakeupPending) {
                 wakeupPending = false;
-                return null;
+                return 0;
             }
-            return events.poll();
+            SoftCompletionQueue cq = events.poll();
+            if (cq == null) return 0;
+            eventQueue = cq;
+            return EVENT;
         } finally {
             fabric.lock.unlock();
         }
+    }
+
+    @Override
+    public CompletionQueue eventQueue() {
+        fabric.lock.lock();
+        try {
+            return eventQueue;
+        } finally {
+            fabric.lock.unlock();
+        }
+    }
+
+    /** The channel fails (a fault): every later get-event returns -errno; a waiter wakes to see it. */
+    void fail(int errno) {
+        failedErrno = errno;
+        fabric.signalAll();
     }
 
     @Override

@@ -1,5 +1,7 @@
 package dev.nvmf.verbs.soft;
 
+import dev.nvmf.verbs.CompletionChannel;
+import dev.nvmf.verbs.CompletionQueue;
 import dev.nvmf.verbs.QpState;
 import dev.nvmf.verbs.QueuePair;
 import dev.nvmf.verbs.VerbsException;
@@ -108,6 +110,28 @@ public final class SoftFaults {
      */
     public SoftFaults completeNextRecvWith(QueuePair qp, int wcStatus) {
         return locked(() -> soft(qp).nextRecvStatus = wcStatus);
+    }
+
+    /**
+     * The completion channel fails as when its device dies (the kernel fails the read of its fd): every later
+     * {@code nextEvent} returns {@code -errno} (and {@code awaitEvent} throws), including for a thread blocked in it
+     * now, which wakes up.
+     */
+    public SoftFaults failCompletionChannel(CompletionChannel channel, int errno) {
+        if (!(channel instanceof SoftCompletionChannel c)) throw new IllegalArgumentException("not a soft channel: " + channel);
+        if (errno <= 0) throw new IllegalArgumentException("errno " + errno);
+        return locked(() -> c.fail(errno));
+    }
+
+    /**
+     * A CQ error: {@code poll} returns {@code -errno} from now on, IBV_EVENT_CQ_ERR (naming the CQ) is reported on
+     * its device context, and every QP on the CQ goes to the error state with IBV_EVENT_QP_FATAL; their flushes
+     * are lost, as the CQ takes nothing any more.
+     */
+    public SoftFaults failCompletionQueue(CompletionQueue cq, int errno) {
+        if (!(cq instanceof SoftCompletionQueue c)) throw new IllegalArgumentException("not a soft CQ: " + cq);
+        if (errno <= 0) throw new IllegalArgumentException("errno " + errno);
+        return locked(() -> c.fail(errno));
     }
 
     /** Completions of {@code qp} (both queues) reach their CQs {@code nanos} later; order is kept. 0 ends it. */
