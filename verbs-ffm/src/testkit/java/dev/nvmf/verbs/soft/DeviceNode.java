@@ -27,6 +27,12 @@ final class DeviceNode {
     private int nextMrIndex = 1;
     private int keyByte = 0x5a;
     boolean removed;
+    /** Died (a fault): executes nothing, completes nothing, raises no asynchronous events. */
+    boolean dead;
+    /** The CM reports nothing for ids on this device (a dead device, until it is removed). */
+    boolean cmSilent;
+    /** The link is down (a fault): packets to and from the device are lost. */
+    boolean linkDown;
 
     DeviceNode(SoftFabric fabric, String name, InetAddress ip, DeviceAttributes attributes, long guid, int qpBase) {
         this.fabric = fabric;
@@ -119,13 +125,41 @@ final class DeviceNode {
     }
 
     void postAsync(AsyncEvent event) {
-        for (SoftDevice c : contexts) c.postAsync(event);
+        for (SoftDevice c : new ArrayList<>(contexts)) c.postAsync(event);
     }
 
+    /** Nothing reaches the device or leaves it: removed, dead, or its link is down. */
+    boolean offTheWire() {
+        return removed || dead || linkDown;
+    }
+
+    /**
+     * Hot-remove: every QP goes to error (flushing, unless the device is dead), every context gets
+     * IBV_EVENT_DEVICE_FATAL and every CM id on the device DEVICE_REMOVAL; the kernel's CM reports the removal even
+     * for a device that died silently before.
+     */
     void remove() {
         removed = true;
+        cmSilent = false;
         for (SoftQueuePair qp : new ArrayList<>(qps)) qp.enterError(false);
-        postAsync(new AsyncEvent(AsyncEvent.Type.DEVICE_FATAL, -1));
+        postAsync(AsyncEvent.ofDevice(AsyncEvent.Type.DEVICE_FATAL));
         for (SoftCmId id : new ArrayList<>(cmIds)) id.deviceRemoved();
+    }
+
+    /** The device dies: see {@link SoftFaults#killDevice}. */
+    void kill(SoftFaults.DeviceDeath how) {
+        if (how == SoftFaults.DeviceDeath.FATAL_EVENT) postAsync(AsyncEvent.ofDevice(AsyncEvent.Type.DEVICE_FATAL));
+        if (how == SoftFaults.DeviceDeath.REMOVAL_EVENT) {
+            for (SoftCmId id : new ArrayList<>(cmIds)) id.deviceRemoved();
+        }
+        dead = true;
+        cmSilent = true;
+    }
+
+    /** Link down or up: PORT_ERR or PORT_ACTIVE on port 1 of every context. */
+    void link(boolean up) {
+        if (linkDown == !up) return;
+        linkDown = !up;
+        postAsync(AsyncEvent.ofPort(up ? AsyncEvent.Type.PORT_ACTIVE : AsyncEvent.Type.PORT_ERR, 1));
     }
 }

@@ -42,12 +42,14 @@ public final class SoftCompletionQueue implements CompletionQueue {
     public int capacity() { return capacity; }
 
     void deliver(Cqe c) {
-        if (closed || overrun || failedErrno != 0) {
+        if (closed || overrun || failedErrno != 0 || context.node.dead) {
+            if (!closed && c.qp != null) c.qp.lostCompletions++;
             fabric.recycle(c);
             return;
         }
         if (entries.size() >= capacity) {
             overrun = true;
+            if (c.qp != null) c.qp.lostCompletions++;
             fabric.recycle(c);
             enterError();
             return;

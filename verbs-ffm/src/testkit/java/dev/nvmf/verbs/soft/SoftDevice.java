@@ -39,6 +39,7 @@ public final class SoftDevice implements Device {
     void checkUsable(String call) {
         if (closed) throw new VerbsException(call, Errno.EINVAL, "context closed");
         if (node.removed) throw new VerbsException(call, Errno.ENODEV, "No such device");
+        if (node.dead) throw new VerbsException(call, Errno.EIO, "Input/output error: the device is dead");
         fabric.faults.checkControl(call);
     }
 
@@ -106,7 +107,7 @@ public final class SoftDevice implements Device {
     }
 
     void postAsync(AsyncEvent e) {
-        if (closed) return;
+        if (closed || node.dead) return;
         asyncEvents.add(e);
         fabric.signalAll();
     }

@@ -160,15 +160,21 @@ public final class SoftFabric implements RdmaProvider {
         } catch (UnknownHostException e) {
             throw new IllegalArgumentException("not an IP address: " + ipAddress, e);
         }
+        return addDevice(name, ip, attributes, -1);
+    }
+
+    private SoftDevice addDevice(String name, InetAddress ip, DeviceAttributes attributes, long guid) {
         lock.lock();
         try {
             if (devices.containsKey(name)) throw new IllegalArgumentException("device exists: " + name);
             for (DeviceNode d : devices.values()) {
-                if (d.ip.equals(ip)) throw new IllegalArgumentException("address in use by " + d.name + ": " + ipAddress);
+                if (d.ip.equals(ip)) throw new IllegalArgumentException("address in use by " + d.name + ": " + ip.getHostAddress());
             }
             int qpBase = qpNumberBases.computeIfAbsent(name, n -> 0x11 + (qpNumberBases.size() << 16));
-            DeviceNode node = new DeviceNode(this, name, ip, attributes, nextGuid++, qpBase);
+            DeviceNode node = new DeviceNode(this, name, ip, attributes, guid >= 0 ? guid : nextGuid++, qpBase);
             devices.put(name, node);
+            signalAll();
+            pumpIfAutomatic();
             return node.cmContext;
         } finally {
             lock.unlock();
@@ -219,6 +225,28 @@ public final class SoftFabric implements RdmaProvider {
             if (node == null) throw new IllegalArgumentException("no device " + device);
             node.nextQpNum = qpNum;
             return this;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * The device removed by {@link #removeDevice} comes back (driver reload, PCI rescan, {@code rdma link add}): a
+     * new device with the same name, address, attributes and GUID, and new objects: its CM context is not the old
+     * one, it has no resources, and its QP numbers start again from where the old device's started. Listeners bound
+     * to its address can be created once the old ones are destroyed; a wildcard listener reaches it at once.
+     *
+     * @return the new device's CM context
+     */
+    public SoftDevice returnDevice(String name) {
+        lock.lock();
+        try {
+            DeviceNode old = null;
+            for (DeviceNode d : removedDevices) {
+                if (d.name.equals(name)) old = d;
+            }
+            if (old == null) throw new IllegalArgumentException("no removed device " + name);
+            return addDevice(name, old.ip, old.attributes, old.guid);
         } finally {
             lock.unlock();
         }

@@ -188,6 +188,54 @@ public final class SoftFaults {
         return this;
     }
 
+    /** How a device dies: what it reports before it falls silent. */
+    public enum DeviceDeath {
+        /** Nothing at all. */
+        SILENT,
+        /** One IBV_EVENT_DEVICE_FATAL on every open context of the device (as mlx5 reports an internal error). */
+        FATAL_EVENT,
+        /** One RDMA_CM_EVENT_DEVICE_REMOVAL on every CM id on the device. */
+        REMOVAL_EVENT
+    }
+
+    /**
+     * The device dies (firmware crash, PCI error): after what {@code how} reports, it executes nothing and completes
+     * nothing, not even flushes: completions already in a CQ can still be polled, none is added; queues moved to
+     * error stay silent; no asynchronous event and no CM event for its ids arrives. Posts are accepted (0) and never
+     * complete, as on hardware whose doorbell nobody answers; creating resources fails with EIO; destroying them
+     * works (a consumer must tear down by destroying QPs after a bound, not by waiting for a drain). Its peers see
+     * a vanished node (their sends end with RETRY_EXC_ERR). The device stays listed until {@link #removeDevice},
+     * which still reports DEVICE_REMOVAL to its CM ids.
+     */
+    public SoftFaults killDevice(String name, DeviceDeath how) {
+        return locked(() -> node(name).kill(how));
+    }
+
+    /** {@link #killDevice(String, DeviceDeath)} with {@link DeviceDeath#SILENT}. */
+    public SoftFaults killDevice(String name) {
+        return killDevice(name, DeviceDeath.SILENT);
+    }
+
+    /**
+     * The device's link goes down (cable pulled, {@code netem loss 100%}): IBV_EVENT_PORT_ERR on port 1 of every
+     * context; every packet to or from the device is lost (RC requests are retried, retry_count times one local ACK
+     * timeout each, then end with RETRY_EXC_ERR; CM messages vanish). QPs stay in their state until then.
+     */
+    public SoftFaults linkDown(String name) {
+        return locked(() -> node(name).link(false));
+    }
+
+    /** The link comes back: IBV_EVENT_PORT_ACTIVE; retries still running get through. */
+    public SoftFaults linkUp(String name) {
+        return locked(() -> node(name).link(true));
+    }
+
+    private DeviceNode node(String name) {
+        DeviceNode n = fabric.devices.get(name);
+        if (n == null) throw new IllegalArgumentException("no device " + name);
+        return n;
+    }
+
     // ------------------------------------------------------------------------------------------ CM
 
     /** The next CM message of this kind is lost (e.g. RTU: the passive side sees data before ESTABLISHED). */

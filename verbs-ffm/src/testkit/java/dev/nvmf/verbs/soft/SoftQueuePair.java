@@ -47,6 +47,8 @@ public final class SoftQueuePair implements QueuePair {
     boolean destroyed;
     /** Killed by a fault: gone from the network as if its host vanished. */
     boolean vanished;
+    /** Completions of this QP that no CQ took (dead device, failed or overrun CQ): a drain of it cannot end. */
+    int lostCompletions;
     int retryCount = 7;
     int rnrRetry = 7;
 
@@ -465,7 +467,7 @@ public final class SoftQueuePair implements QueuePair {
     void destroy() {
         if (destroyed) return;
         boolean undrained = !sq.isEmpty() || !rq.isEmpty() || sendPipe.pending() || recvPipe.pending()
-                || sendCq.holds(this) || recvCq.holds(this);
+                || sendCq.holds(this) || recvCq.holds(this) || lostCompletions > 0;
         if (undrained && state != QpState.RESET) fabric.resources.undrainedQpDestroys++;
         destroyed = true;
         fabric.cancel(sqAction);
@@ -482,7 +484,7 @@ public final class SoftQueuePair implements QueuePair {
     }
 
     boolean reachable() {
-        return !destroyed && !vanished && !node.removed
+        return !destroyed && !vanished && !node.offTheWire()
                 && (state == QpState.RTR || state == QpState.RTS || state == QpState.SQD || state == QpState.SQE);
     }
 
@@ -490,7 +492,8 @@ public final class SoftQueuePair implements QueuePair {
 
     /** Executes the WR at the head of the send queue (one fabric step). */
     private void executeHead() {
-        if (state != QpState.RTS) return;
+        // A dead device executes nothing: what is queued stays queued, and never completes.
+        if (state != QpState.RTS || node.dead) return;
         SendWqe w = sq.peek();
         if (w == null) return;
         if (nextSendStatus >= 0) {
