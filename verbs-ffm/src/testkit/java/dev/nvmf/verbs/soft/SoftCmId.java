@@ -378,6 +378,8 @@ public final class SoftCmId implements CmId {
                 qp.retryCount = requestParameters.retryCount();
                 qp.rnrRetry = requestParameters.rnrRetryCount();
                 qp.peer = remote.qp;
+                // READs this side may issue: its own initiator depth, within the responder resources the REQ offered.
+                qp.readDepthLimit = Math.min(parameters.initiatorDepth(), requestParameters.responderResources());
             }
             state = State.REP_SENT;
             SoftCmId self = this;
@@ -419,6 +421,7 @@ public final class SoftCmId implements CmId {
         if (qp != null) {
             qp.peer = passive.qp;
             qp.rnrRetry = p.rnrRetryCount();
+            qp.readDepthLimit = Math.min(requestParameters.initiatorDepth(), p.responderResources());
             qp.transition(QpState.RTR);
             qp.transition(QpState.RTS);
         }

@@ -87,6 +87,8 @@ public final class SoftFabric implements RdmaProvider {
     long cmTimeoutNanos = TimeUnit.SECONDS.toNanos(3);          // what the Linux host uses for the CM
     long timewaitNanos = TimeUnit.MILLISECONDS.toNanos(1);
     boolean acceptLeavesRtr;
+    boolean enforceReadDepth;
+    int readDepthViolations;
     /** Automatic mode: how long a posted WR takes to start when its send queue was idle (the wire). */
     long wireLatencyNanos = TimeUnit.MILLISECONDS.toNanos(1);
     private final List<Action> wireDeferred = new ArrayList<>();
@@ -270,6 +272,27 @@ public final class SoftFabric implements RdmaProvider {
      * QP to RTS, as librdmacm and the kernel CM do.
      */
     public SoftFabric acceptLeavesRtr(boolean v) { acceptLeavesRtr = v; return this; }
+
+    /**
+     * Enforce the negotiated RDMA READ depth (default false: violations are only counted). A QP may have as many
+     * READs outstanding (posted and not yet completed) as the smaller of the initiator depth it connected or
+     * accepted with and the responder resources its peer offered; with enforcement on, the READ that goes beyond
+     * is answered by the responder with a NAK "invalid request", as IB requires: it completes with
+     * REM_INV_REQ_ERR and both QPs go to the error state. Stricter than a real requester, which holds READs beyond
+     * its own max_rd_atomic back (stalling the send queue behind them): here the consumer's own READ limit is what
+     * is tested, so a target that exceeds it fails instead of slowing down.
+     */
+    public SoftFabric enforceReadDepth(boolean v) { enforceReadDepth = v; return this; }
+
+    /** READs posted beyond their QP's READ depth on this fabric, enforced or not. */
+    public int readDepthViolations() {
+        lock.lock();
+        try {
+            return readDepthViolations;
+        } finally {
+            lock.unlock();
+        }
+    }
 
     /**
      * Automatic mode only: the time from posting to an idle send queue until its first WR executes (default 1 ms).

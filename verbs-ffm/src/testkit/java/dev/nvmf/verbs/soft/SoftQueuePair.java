@@ -47,6 +47,14 @@ public final class SoftQueuePair implements QueuePair {
     boolean destroyed;
     /** Killed by a fault: gone from the network as if its host vanished. */
     boolean vanished;
+    /**
+     * RDMA READs this QP may have outstanding as requester: the smaller of the initiator depth it was connected with
+     * and the responder resources of its peer (what the CM negotiated); -1 until it is connected (no limit).
+     */
+    int readDepthLimit = -1;
+    /** READs posted and not yet answered: queued, executing, or with their completion still on the way. */
+    private int readsOutstanding;
+    private int readDepthViolations;
     /** Completions of this QP that no CQ took (dead device, failed or overrun CQ): a drain of it cannot end. */
     int lostCompletions;
     int retryCount = 7;
@@ -129,6 +137,29 @@ public final class SoftQueuePair implements QueuePair {
         fabric.lock.lock();
         try {
             return (int) (sqPosted - sqRetired);
+        } finally {
+            fabric.lock.unlock();
+        }
+    }
+
+    /**
+     * READs this QP posted beyond its READ depth (see {@link SoftFabric#enforceReadDepth}), counted whether or not
+     * the fabric enforces the limit.
+     */
+    public int readDepthViolations() {
+        fabric.lock.lock();
+        try {
+            return readDepthViolations;
+        } finally {
+            fabric.lock.unlock();
+        }
+    }
+
+    /** RDMA READs posted and not yet answered (queued, executing, or completion still on the way to the CQ). */
+    public int readsOutstanding() {
+        fabric.lock.lock();
+        try {
+            return readsOutstanding;
         } finally {
             fabric.lock.unlock();
         }
@@ -255,6 +286,17 @@ public final class SoftQueuePair implements QueuePair {
             }
         }
         w.index = sqPosted++;
+        w.exceedsReadDepth = false;
+        if (opcode == WrOpcode.RDMA_READ && state != QpState.ERR && state != QpState.SQE) {
+            // A requester sends READ requests back to back; the responder holds one resource per READ until it
+            // has answered it. One READ more than the peer's responder resources is a protocol violation.
+            readsOutstanding++;
+            if (readDepthLimit >= 0 && readsOutstanding > readDepthLimit) {
+                w.exceedsReadDepth = true;
+                readDepthViolations++;
+                fabric.readDepthViolations++;
+            }
+        }
         if (state == QpState.ERR || state == QpState.SQE) {
             // Posting to a queue in error is not a synchronous failure: the WR completes flushed (seed 000) --
             // unless the fault models rxe on Linux 6.1, which never completes a send posted after the transition.
@@ -397,6 +439,7 @@ public final class SoftQueuePair implements QueuePair {
         sendPipe.drop();
         recvPipe.drop();
         sqPosted = sqRetired = rqPosted = rqRetired = 0;
+        readsOutstanding = 0;
         transportWaits = rnrWaits = 0;
         headParked = false;
         commEstReported = false;
@@ -560,6 +603,13 @@ public final class SoftQueuePair implements QueuePair {
                 finishHead(w, WcStatus.SUCCESS, (int) total);
             }
             case WrOpcode.RDMA_READ -> {
+                if (w.exceedsReadDepth && fabric.enforceReadDepth) {
+                    // The responder has no resource left for it: NAK "invalid request" (kernel rxe, rxe_resp.c:
+                    // RESPST_ERR_TOO_MANY_RDMA_ATM_REQ, class C); the responder goes to error, and so does the
+                    // requester, whose READ completes with REM_INV_REQ_ERR (IBA chapter 9, responder errors).
+                    responderError(p, w, WcStatus.REM_INV_REQ_ERR);
+                    return;
+                }
                 if (total > 0) {
                     SoftMemoryRegion rmr = p.remoteRegion(w.rkey, w.remoteAddr, total, Access.REMOTE_READ);
                     if (rmr == null) {
@@ -701,7 +751,11 @@ public final class SoftQueuePair implements QueuePair {
         transportWaits = 0;
         rnrWaits = 0;
         // Error completions are always reported; success only for signaled WRs.
-        if (status != WcStatus.SUCCESS || w.signaled) completeSend(w, status, (int) byteLen);
+        if (status != WcStatus.SUCCESS || w.signaled) {
+            completeSend(w, status, (int) byteLen);
+        } else if (w.opcode == WrOpcode.RDMA_READ) {
+            readsOutstanding--;   // answered, and no completion to wait for
+        }
         sendPool.add(w);
         if (status != WcStatus.SUCCESS) {
             enterError(false);
@@ -853,6 +907,8 @@ public final class SoftQueuePair implements QueuePair {
         final int[] len;
         final int[] lkey;
         boolean inline;
+        /** An RDMA READ posted beyond the QP's READ depth. */
+        boolean exceedsReadDepth;
         final MemorySegment inlineData;
         int inlineLength;
         long index;
@@ -893,7 +949,7 @@ public final class SoftQueuePair implements QueuePair {
             long now = fabric.nowLocked();
             long due = Math.max(now + delayNanos, lastDue);
             if (queue.isEmpty() && due <= now) {
-                cq.deliver(c);
+                handOver(c);
                 return;
             }
             c.due = due;
@@ -905,8 +961,14 @@ public final class SoftQueuePair implements QueuePair {
         @Override
         void run() {
             long now = fabric.nowLocked();
-            while (!queue.isEmpty() && queue.peek().due <= now) cq.deliver(queue.poll());
+            while (!queue.isEmpty() && queue.peek().due <= now) handOver(queue.poll());
             if (!queue.isEmpty()) fabric.schedule(this, queue.peek().due);
+        }
+
+        /** The completion reaches the CQ: a READ's answer has arrived. */
+        private void handOver(Cqe c) {
+            if (c.sendQueue && c.opcode == WcOpcode.RDMA_READ) readsOutstanding--;
+            cq.deliver(c);
         }
 
         boolean pending() { return !queue.isEmpty(); }
