@@ -4,7 +4,7 @@ package dev.nvmf.verbs;
  * A completion event channel ({@code struct ibv_comp_channel}). A poller with nothing to do arms its CQ
  * ({@link CompletionQueue#requestNotify}), polls once more, then waits here.
  */
-public interface CompletionChannel extends AutoCloseable {
+public interface CompletionChannel extends AutoCloseable, EventSource {
     /** {@link #nextEvent}: an event was read and acknowledged; {@link #eventQueue()} names its CQ. */
     int EVENT = 1;
 
@@ -32,6 +32,10 @@ public interface CompletionChannel extends AutoCloseable {
 
     /** The CQ of the event the last {@link #nextEvent} returned {@link #EVENT} for; the waiting thread only. */
     CompletionQueue eventQueue();
+
+    /** Readable while CQ events are pending, or once the channel failed. */
+    @Override
+    int readinessFd();
 
     /** Wakes a thread blocked in {@link #awaitEvent} from another thread (it then returns null). */
     void wakeup();

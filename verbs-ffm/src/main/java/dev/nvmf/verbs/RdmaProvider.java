@@ -22,6 +22,12 @@ public interface RdmaProvider extends AutoCloseable {
      */
     CmEventChannel createEventChannel();
 
+    /**
+     * A waiter for this provider's event sources (CM event channels, devices, completion channels), a timer and a
+     * wakeup, with no wake-ups while idle. The caller closes it.
+     */
+    EventWaiter createEventWaiter();
+
     @Override
     void close();
 }

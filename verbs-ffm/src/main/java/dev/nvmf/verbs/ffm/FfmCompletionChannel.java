@@ -61,6 +61,9 @@ final class FfmCompletionChannel implements CompletionChannel {
     public int fd() { return fd; }
 
     @Override
+    public int readinessFd() { return fd; }
+
+    @Override
     public CompletionQueue awaitEvent(long timeoutMillis) {
         int rc = nextEvent(timeoutMillis);
         if (rc == EVENT) return eventQueue;

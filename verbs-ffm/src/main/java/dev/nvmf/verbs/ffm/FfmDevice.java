@@ -128,6 +128,15 @@ final class FfmDevice implements Device {
         }
     }
 
+    /** The context's async_fd (made non-blocking): readable while asynchronous events are queued. */
+    @Override
+    public int readinessFd() {
+        synchronized (asyncLock) {
+            prepareAsync();
+            return asyncWaiter.fd();
+        }
+    }
+
     private void prepareAsync() {
         if (asyncWaiter == null) {
             int fd = context.get(JAVA_INT, NativeLayout.IBV_CONTEXT_ASYNC_FD);

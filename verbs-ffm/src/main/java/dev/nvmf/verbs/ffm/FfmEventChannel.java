@@ -126,6 +126,10 @@ final class FfmEventChannel implements CmEventChannel {
     @Override
     public int fd() { return fd; }
 
+    /** The channel's own fd: the kernel makes it readable while CM events are queued. */
+    @Override
+    public int readinessFd() { return fd; }
+
     /** Destroys the channel; every id on it must have been closed (librdmacm requires it). */
     @Override
     public void close() {

@@ -3,6 +3,7 @@ package dev.nvmf.verbs.ffm;
 import dev.nvmf.verbs.CmEventChannel;
 import dev.nvmf.verbs.Device;
 import dev.nvmf.verbs.DeviceInfo;
+import dev.nvmf.verbs.EventWaiter;
 import dev.nvmf.verbs.RdmaProvider;
 import dev.nvmf.verbs.VerbsException;
 
@@ -108,6 +109,12 @@ public final class FfmProvider implements RdmaProvider {
     @Override
     public CmEventChannel createEventChannel() {
         return new FfmEventChannel(this);
+    }
+
+    /** An {@link EpollWaiter}: the channels' and devices' own fds in one epoll set. */
+    @Override
+    public EventWaiter createEventWaiter() {
+        return new EpollWaiter();
     }
 
     /** Closes the devices this provider opened by name; CM-owned contexts belong to librdmacm. */

@@ -15,8 +15,8 @@ import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 /**
- * The few libc calls the provider needs (poll, eventfd, read, write, fcntl, close, strerror), always present.
- * Calls that can fail capture errno.
+ * The few libc calls the provider needs (poll, eventfd, read, write, fcntl, close, strerror, and epoll and timerfd
+ * for {@link EpollWaiter}), always present. Calls that can fail capture errno.
  */
 final class Libc {
     private static final Linker LINKER = Linker.nativeLinker();
@@ -34,6 +34,19 @@ final class Libc {
     static final MethodHandle WRITE = handle("write", FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG));
     /** int eventfd(unsigned int initval, int flags). */
     static final MethodHandle EVENTFD = handle("eventfd", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT));
+    /** int epoll_create1(int flags). */
+    static final MethodHandle EPOLL_CREATE1 = handle("epoll_create1", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
+    /** int epoll_ctl(int epfd, int op, int fd, struct epoll_event *event). */
+    static final MethodHandle EPOLL_CTL = handle("epoll_ctl",
+            FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS));
+    /** int epoll_wait(int epfd, struct epoll_event *events, int maxevents, int timeout). */
+    static final MethodHandle EPOLL_WAIT = handle("epoll_wait",
+            FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT));
+    /** int timerfd_create(int clockid, int flags). */
+    static final MethodHandle TIMERFD_CREATE = handle("timerfd_create", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT));
+    /** int timerfd_settime(int fd, int flags, const struct itimerspec *new_value, struct itimerspec *old_value). */
+    static final MethodHandle TIMERFD_SETTIME = handle("timerfd_settime",
+            FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS));
     /** int close(int fd). */
     static final MethodHandle CLOSE = handle("close", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
     /** int fcntl(int fd, int cmd, ...): variadic, called with one int argument. */

@@ -18,23 +18,40 @@ final class SoftCompletionChannel implements CompletionChannel {
     /** An injected ibv_get_cq_event failure (errno), permanent once set. */
     int failedErrno;
     private SoftCompletionQueue eventQueue;
+    private final Readiness readiness;
     private final java.util.function.BooleanSupplier ready = () -> wakeupPending || failedErrno != 0 || !events.isEmpty();
 
     SoftCompletionChannel(SoftDevice context) {
         this.context = context;
         this.fabric = context.fabric;
+        this.readiness = new Readiness(fabric, context.name() + " completion channel");
     }
+
+    private boolean pending() { return failedErrno != 0 || !events.isEmpty(); }
 
     @Override
     public int fd() { return -1; }
 
+    @Override
+    public int readinessFd() {
+        fabric.lock.lock();
+        try {
+            fabric.pumpIfAutomatic();
+            return readiness.fd(pending());
+        } finally {
+            fabric.lock.unlock();
+        }
+    }
+
     void notify(SoftCompletionQueue cq) {
         events.add(cq);
+        readiness.update(true);
         fabric.signalAll();
     }
 
     void forget(SoftCompletionQueue cq) {
         events.removeIf(c -> c == cq);
+        readiness.update(pending());
     }
 
     @Override
@@ -55,6 +72,7 @@ final class SoftCompletionChannel implements CompletionChannel {
                 return 0;
             }
             SoftCompletionQueue cq = events.poll();
+            readiness.update(pending());
             if (cq == null) return 0;
             eventQueue = cq;
             return EVENT;
@@ -76,6 +94,7 @@ final class SoftCompletionChannel implements CompletionChannel {
     /** The channel fails (a fault): every later get-event returns -errno; a waiter wakes to see it. */
     void fail(int errno) {
         failedErrno = errno;
+        readiness.update(true);
         fabric.signalAll();
     }
 
@@ -97,6 +116,7 @@ final class SoftCompletionChannel implements CompletionChannel {
             if (closed) return;
             if (cqs > 0) throw new VerbsException("ibv_destroy_comp_channel", Errno.EBUSY, "Device or resource busy");
             closed = true;
+            readiness.close();
             context.children--;
             fabric.resources.remove(SoftResources.Kind.COMP_CHANNEL, this);
         } finally {

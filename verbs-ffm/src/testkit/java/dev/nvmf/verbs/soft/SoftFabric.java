@@ -4,9 +4,11 @@ import dev.nvmf.verbs.CmEventChannel;
 import dev.nvmf.verbs.DeviceAttributes;
 import dev.nvmf.verbs.DeviceInfo;
 import dev.nvmf.verbs.Errno;
+import dev.nvmf.verbs.EventWaiter;
 import dev.nvmf.verbs.PortAttributes;
 import dev.nvmf.verbs.RdmaProvider;
 import dev.nvmf.verbs.VerbsException;
+import dev.nvmf.verbs.ffm.EpollWaiter;
 
 import java.lang.foreign.MemorySegment;
 import java.net.InetAddress;
@@ -364,12 +366,26 @@ public final class SoftFabric implements RdmaProvider {
         }
     }
 
+    /**
+     * An epoll waiter ({@code dev.nvmf.verbs.ffm.EpollWaiter}): every soft channel and device keeps a real eventfd
+     * readable while it has events, so the same waiter serves both providers. In automatic mode the fabric's own
+     * thread runs timers and wire latency, so a thread blocked in the waiter sees them without calling in.
+     */
+    @Override
+    public EventWaiter createEventWaiter() {
+        return new EpollWaiter();
+    }
+
+    /** The eventfds soft channels created for epoll waiters, closed with the fabric. */
+    final List<Readiness> readinessFds = new ArrayList<>();
+
     @Override
     public void close() {
         lock.lock();
         try {
             closed = true;
             actions.clear();
+            for (Readiness r : new ArrayList<>(readinessFds)) r.close();
             signalAll();
         } finally {
             lock.unlock();
