@@ -93,6 +93,11 @@ final class FfmEventChannel implements CmEventChannel {
         } else {
             id = ids.computeIfAbsent(idAddress, a -> new FfmCmId(this, MemorySegment.ofAddress(a), null));
         }
+        if (type == CmEventType.DEVICE_REMOVAL && id.device() instanceof FfmDevice d) {
+            // The consumer must now destroy everything on the device; ids created from here on belong to whatever
+            // device comes back, never to this one.
+            d.removed(provider.nextSequence());
+        }
         ConnectionParameters parameters = switch (type) {
             case CONNECT_REQUEST, CONNECT_RESPONSE, ESTABLISHED, REJECTED -> connectionParameters(event);
             default -> null;

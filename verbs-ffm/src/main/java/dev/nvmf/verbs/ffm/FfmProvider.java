@@ -24,6 +24,8 @@ import static java.lang.foreign.ValueLayout.JAVA_INT;
 public final class FfmProvider implements RdmaProvider {
     /** One Device per native ibv_context, so callers can key per-device resources by object. */
     private final ConcurrentHashMap<Long, FfmDevice> devices = new ConcurrentHashMap<>();
+    /** Orders CM id creations and device removals (see {@link #deviceFor}). */
+    private final java.util.concurrent.atomic.AtomicLong sequence = new java.util.concurrent.atomic.AtomicLong();
 
     public FfmProvider() {}
 
@@ -92,10 +94,20 @@ public final class FfmProvider implements RdmaProvider {
                 + ")");
     }
 
-    /** The Device for a context librdmacm opened (a CM id's {@code verbs}); created once per context. */
-    FfmDevice deviceFor(long context) {
+    long nextSequence() { return sequence.incrementAndGet(); }
+
+    /**
+     * The Device for a context librdmacm opened (a CM id's {@code verbs}); one object per context. A device the CM
+     * reported removed (DEVICE_REMOVAL) keeps its object for the ids that existed before the removal; an id created
+     * after it gets a new object even if librdmacm's new context for the returned device lies at the same
+     * address, so a consumer keying per-device resources by object never mixes the old device with the new one.
+     *
+     * @param idCreatedAt the {@link #nextSequence()} value of the asking id's creation
+     */
+    FfmDevice deviceFor(long context, long idCreatedAt) {
         if (context == 0) return null;
-        return devices.computeIfAbsent(context, c -> {
+        return devices.compute(context, (c, d) -> {
+            if (d != null && (d.removedAt() < 0 || idCreatedAt < d.removedAt())) return d;
             MemorySegment ctx = MemorySegment.ofAddress(c);
             MemorySegment dev = ctx.reinterpret(NativeLayout.IBV_CONTEXT_SIZE).get(ADDRESS, NativeLayout.IBV_CONTEXT_DEVICE);
             return new FfmDevice(this, ctx, DeviceQuery.deviceName(rdma(), dev), false);
