@@ -19,5 +19,25 @@
  *   <li>Posting to a queue pair in the error state is not a synchronous failure: the work request completes
  *       with {@link WcStatus#WR_FLUSH_ERR} (see shared/seeds/000).</li>
  * </ul>
+ *
+ * <p>Faults, as the providers report them (what a transport's teardown builds on):
+ * <ul>
+ *   <li>A failed post of a chain is partial ({@link QueuePair#postedBeforeFailure()}): the requests before
+ *       {@code bad_wr} are posted and will complete (or flush), so what they use stays allocated until their
+ *       completions; {@code bad_wr} and the requests after it were not posted and never complete.</li>
+ *   <li>The hot path reports failures as codes, never exceptions: a negative {@link CompletionQueue#poll} is a CQ
+ *       error, a negative {@link CompletionChannel#nextEvent} a failed channel. Both mean the device (or the CQ)
+ *       will deliver nothing more, so a drain waiting on them must end by a time bound and destroy the QP.</li>
+ *   <li>{@link AsyncEvent}s say what they are about ({@link AsyncEvent.Type#affiliation()}): a QP by number (unique
+ *       per device only: key by device and number), a CQ, a port (PORT_ERR, PORT_ACTIVE, GID_CHANGE... with its
+ *       number) or the whole device (DEVICE_FATAL). DEVICE_REMOVAL arrives on the CM channel, for every id on the
+ *       device (listeners bound to its address included, wildcard listeners not); the consumer must then destroy
+ *       everything on the device, QPs first. A device that comes back is a new {@link Device} object.</li>
+ *   <li>A control thread waits for CM events, asynchronous events and its deadlines together in an
+ *       {@link EventWaiter} (epoll on both providers): no wake-ups while idle.</li>
+ *   <li>Completions after the error transition are provider-specific: work queued before the transition flushes,
+ *       in order per queue; whether a send posted after it completes is not guaranteed (Soft-RoCE on Linux 6.1
+ *       never completes it), so a drain counts what it posted rather than posting a marker.</li>
+ * </ul>
  */
 package dev.nvmf.verbs;
