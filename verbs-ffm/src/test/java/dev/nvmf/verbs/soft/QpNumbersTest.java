@@ -15,11 +15,16 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /** QP numbers are unique per device only, as on hardware. */
 class QpNumbersTest {
 
-    @Test
-    void twoDevicesCanHandOutTheSameQpNumberAndTheirEventsCarryOnlyThatNumber() {
+    private static SoftFabric twoDevices() {
         SoftFabric f = SoftFabric.manual();
         f.addDevice("soft0", "10.0.0.1");
         f.addDevice("soft1", "10.0.0.2");
+        return f;
+    }
+
+    @Test
+    void twoDevicesCanHandOutTheSameQpNumberAndTheirEventsCarryOnlyThatNumber() {
+        SoftFabric f = twoDevices();
         f.nextQpNumber("soft0", 0x77).nextQpNumber("soft1", 0x77);
         Pair p = Pair.connected(f, new Pair.Setup());
         assertEquals(0x77, p.server.qp.qpNum());
@@ -35,9 +40,7 @@ class QpNumbersTest {
 
     @Test
     void byDefaultDevicesCountFromDistinctBases() {
-        SoftFabric f = SoftFabric.manual();
-        f.addDevice("soft0", "10.0.0.1");
-        f.addDevice("soft1", "10.0.0.2");
+        SoftFabric f = twoDevices();
         Pair p = Pair.connected(f, new Pair.Setup());
         assertNotEquals(p.server.qp.qpNum(), p.client.qp.qpNum());
         p.close();
@@ -45,9 +48,7 @@ class QpNumbersTest {
 
     @Test
     void numbersOnOneDeviceStayUniqueAndFitIn24Bits() {
-        SoftFabric f = SoftFabric.manual();
-        f.addDevice("soft0", "10.0.0.1");
-        f.addDevice("soft1", "10.0.0.2");
+        SoftFabric f = twoDevices();
         Pair first = Pair.connected(f, new Pair.Setup());
         int taken = first.server.qp.qpNum();
         // Ask soft0 for a number its live QP holds: the next QP gets the one after it.

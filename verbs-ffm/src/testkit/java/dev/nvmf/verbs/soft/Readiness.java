@@ -18,6 +18,17 @@ final class Readiness {
         this.what = what;
     }
 
+    /** {@code EventSource.readinessFd()} of the channel: takes the fabric lock and runs due work first. */
+    int readinessFd(java.util.function.BooleanSupplier pending) {
+        fabric.lock.lock();
+        try {
+            fabric.pumpIfAutomatic();
+            return fd(pending.getAsBoolean());
+        } finally {
+            fabric.lock.unlock();
+        }
+    }
+
     /** The fd, created now if needed, readable iff {@code pending}. */
     int fd(boolean pending) {
         if (fd == null) {

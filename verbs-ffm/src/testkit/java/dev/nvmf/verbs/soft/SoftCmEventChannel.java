@@ -82,15 +82,7 @@ final class SoftCmEventChannel implements CmEventChannel {
     public int fd() { return -1; }
 
     @Override
-    public int readinessFd() {
-        fabric.lock.lock();
-        try {
-            fabric.pumpIfAutomatic();
-            return readiness.fd(!queue.isEmpty());
-        } finally {
-            fabric.lock.unlock();
-        }
-    }
+    public int readinessFd() { return readiness.readinessFd(() -> !queue.isEmpty()); }
 
     @Override
     public void close() {

@@ -33,15 +33,7 @@ final class SoftCompletionChannel implements CompletionChannel {
     public int fd() { return -1; }
 
     @Override
-    public int readinessFd() {
-        fabric.lock.lock();
-        try {
-            fabric.pumpIfAutomatic();
-            return readiness.fd(pending());
-        } finally {
-            fabric.lock.unlock();
-        }
-    }
+    public int readinessFd() { return readiness.readinessFd(this::pending); }
 
     void notify(SoftCompletionQueue cq) {
         events.add(cq);

@@ -119,15 +119,7 @@ public final class SoftDevice implements Device {
     }
 
     @Override
-    public int readinessFd() {
-        fabric.lock.lock();
-        try {
-            fabric.pumpIfAutomatic();
-            return readiness.fd(!asyncEvents.isEmpty());
-        } finally {
-            fabric.lock.unlock();
-        }
-    }
+    public int readinessFd() { return readiness.readinessFd(ready); }
 
     @Override
     public void close() {
