@@ -76,7 +76,7 @@ public final class VerbsFaultScenario {
     private static final int SLAB = 64 * 1024;
     private static final long SEND_AREA = 16 * 1024;
     private static final long REMOTE_AREA = 32 * 1024;
-    private static final int CQ_SIZE = 256;
+    private static final int CQ_SIZE = 512;
     private static final int RESOLVE_TIMEOUT_MS = 2000;
     private static final int TOKEN_CM = 1;
     private static final int TOKEN_ASYNC = 2;
@@ -264,6 +264,9 @@ public final class VerbsFaultScenario {
             Device serverDevice = c.server.device;
             waiter.add(serverDevice, TOKEN_ASYNC);
             waiter.add(c.server.channel, TOKEN_CQ);
+            // QP numbers are per device: two devices may well hand out the same one (rxe does).
+            fact("qp_numbers", serverDevice.name() + " " + c.server.qp.qpNum() + ", " + c.client.device.name() + " "
+                    + c.client.qp.qpNum());
             ok("server " + serverDevice.name() + " qp " + c.server.qp.qpNum() + ", client " + c.client.device.name()
                     + " qp " + c.client.qp.qpNum() + ", granted " + c.server.qp.capabilities());
 
@@ -284,8 +287,10 @@ public final class VerbsFaultScenario {
             ok("waiter woke " + (waiter.wakeups() - before) + " time(s) for the completion event");
 
             step = "bad-wr-send";
+            // A provider's real queue may hold more than the max_send_wr it reports (rxe rounds its ring up), so
+            // the chain is made long enough to overflow any rounding; the budget of a consumer must be its own.
             int sendCap = c.server.qp.capabilities().maxSendWr();
-            int chain = sendCap + 4;
+            int chain = 8 * sendCap + 4;
             SendWorkRequest first = null;
             SendWorkRequest prev = null;
             for (int i = 0; i < chain; i++) {
@@ -309,7 +314,7 @@ public final class VerbsFaultScenario {
             step = "bad-wr-recv";
             int recvCap = c.client.qp.capabilities().maxRecvWr();
             int outstanding = RECVS;   // the client received nothing yet: all its first receives are posted
-            int recvChain = recvCap - outstanding + 4;
+            int recvChain = 8 * recvCap + 4;
             rc = c.client.qp.postRecv(c.client.receives(300, recvChain));
             int recvPosted = c.client.qp.postedBeforeFailure();
             fact("bad_wr_recv_errno", rc);

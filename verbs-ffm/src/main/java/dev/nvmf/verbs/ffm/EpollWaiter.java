@@ -17,7 +17,8 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG_UNALIGNED;
  * {@link EventWaiter} on epoll(7): the sources' readiness fds, a timerfd (timerfd_create(2), CLOCK_MONOTONIC, the
  * clock of {@link System#nanoTime()} on Linux) and an {@link EventFd} for wakeups in one level-triggered epoll set.
  * epoll_wait blocks with no timeout of its own when the caller gives none, so an idle waiter costs no wake-ups.
- * Each registered fd carries its token in {@code epoll_event.data}. All native buffers are allocated once.
+ * Each registered fd carries its token in {@code epoll_event.data}. All native buffers are allocated once. Close
+ * it only once its waiting thread has returned (wake it with {@link #wakeup()} and join it first).
  */
 public final class EpollWaiter implements EventWaiter {
     private static final int MAX_EVENTS = 64;

@@ -46,8 +46,8 @@ public final class EventFd implements AutoCloseable {
 
     /** Makes the fd readable (adds one to the counter). */
     public void signal() {
-        if (closed) return;
         synchronized (signalCapture) {
+            if (closed) return;
             try {
                 long ignored = (long) Libc.WRITE.invokeExact(signalCapture, fd, one, 8L);
             } catch (Throwable t) {
@@ -58,8 +58,8 @@ public final class EventFd implements AutoCloseable {
 
     /** Resets the counter to zero (the fd is no longer readable); nothing happens when it already was zero. */
     public void clear() {
-        if (closed) return;
         synchronized (clearCapture) {
+            if (closed) return;
             try {
                 long ignored = (long) Libc.READ.invokeExact(clearCapture, fd, sink, 8L);
             } catch (Throwable t) {
@@ -68,12 +68,13 @@ public final class EventFd implements AutoCloseable {
         }
     }
 
+    /** Closes the fd; a concurrent or later signal or clear does nothing. */
     @Override
-    public synchronized void close() {
-        if (closed) return;
-        closed = true;
+    public void close() {
         synchronized (signalCapture) {
             synchronized (clearCapture) {
+                if (closed) return;
+                closed = true;
                 Libc.close(fd);
                 arena.close();
             }
