@@ -56,7 +56,8 @@ import static java.lang.foreign.ValueLayout.JAVA_BYTE;
  *   <li>{@code error-completion}: a WRITE through a wrong rkey completes with REM_ACCESS_ERR (vendor_err is read);
  *       both QPs go to error and every receive still posted flushes, in order, on both sides;</li>
  *   <li>{@code post-after-error}: a SEND and a RECV posted to the QP in error are accepted (no synchronous failure);
- *       whether they ever complete is recorded (rxe on Linux 6.1 drops such sends);</li>
+ *       whether they ever complete is recorded;</li>
+ *   <li>{@code post-after-move-to-error}: the same on a new connection whose QP the consumer moved to error;</li>
  *   <li>{@code disconnect}: DISCONNECTED wakes the waiter on the CM channel;</li>
  *   <li>{@code hot-remove} (with a {@link DeviceControl}): the server's device goes away under a live connection:
  *       DEVICE_REMOVAL names the listener and the connection's id; what the CQ, the channel, a post and the async
@@ -360,6 +361,26 @@ public final class VerbsFaultScenario {
             for (Wc w : late) check(w.status() == WcStatus.WR_FLUSH_ERR, "a post in error completed with " + w);
             ok("accepted; " + late.size() + " of 2 completed within " + config.quietMillis() + " ms");
 
+            step = "post-after-move-to-error";
+            Conn m = connect();
+            open.add(m);
+            m.server.qp.moveToError();
+            List<Wc> mflush = completions(m.server, RECVS);
+            for (int i = 0; i < RECVS; i++) expect(mflush.get(i), 200 + i, WcStatus.WR_FLUSH_ERR);
+            check(m.server.qp.postSend(m.server.send(3100, SEND_AREA, 64)) == 0,
+                    "a SEND posted after moveToError failed synchronously");
+            check(m.server.qp.postRecv(m.server.receives(3101, 1)) == 0,
+                    "a RECV posted after moveToError failed synchronously");
+            List<Wc> mlate = quiet(m.server);
+            fact("send_after_move_to_error", mlate.stream().anyMatch(w -> w.wrId() == 3100) ? "flushed" : "never completed");
+            fact("recv_after_move_to_error", mlate.stream().anyMatch(w -> w.wrId() == 3101) ? "flushed" : "never completed");
+            m.serverId.disconnect();
+            awaitServerCm(m.serverId, CmEventType.DISCONNECTED).ack();
+            m.close();
+            open.remove(m);
+            drainEvents(clientEvents);
+            ok(RECVS + " receives flushed in order; " + mlate.size() + " of 2 later posts completed");
+
             step = "disconnect";
             c.clientId.disconnect();
             CmEvent d = awaitServerCm(c.serverId, CmEventType.DISCONNECTED);
@@ -449,7 +470,14 @@ public final class VerbsFaultScenario {
         c.serverId = null;
         listener.close();
         listener = null;
-        boolean finished = config.control().removalFinished(config.stepTimeoutMillis());
+        // Waiting for the removal, like a target waiting for the device to come back, lists the devices: on the ffm
+        // provider that is when librdmacm lets go of the removed device.
+        boolean finished = false;
+        deadline = deadline();
+        while (!finished && System.nanoTime() < deadline) {
+            provider.listDevices();
+            finished = config.control().removalFinished(200);
+        }
         fact("removal_finished_after_teardown", finished);
         check(finished, "the device removal did not finish after everything on it was destroyed");
         fact("removal_s", String.format("%.1f", (System.nanoTime() - t0) / 1e9));

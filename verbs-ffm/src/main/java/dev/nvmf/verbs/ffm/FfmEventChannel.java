@@ -97,6 +97,7 @@ final class FfmEventChannel implements CmEventChannel {
             // The consumer must now destroy everything on the device; ids created from here on belong to whatever
             // device comes back, never to this one.
             d.removed(provider.nextSequence());
+            provider.removalReported();
         }
         ConnectionParameters parameters = switch (type) {
             case CONNECT_REQUEST, CONNECT_RESPONSE, ESTABLISHED, REJECTED -> connectionParameters(event);

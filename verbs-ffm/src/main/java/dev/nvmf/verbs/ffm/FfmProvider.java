@@ -37,10 +37,18 @@ public final class FfmProvider implements RdmaProvider {
     /**
      * Lists devices with their attributes. No devices (no RDMA in the kernel, no provider library, no
      * uverbs) is an empty list: ibv_get_device_list then returns NULL or an empty array.
+     *
+     * <p>Once the CM has reported a device removed, this also lets librdmacm let go of it. librdmacm keeps its own
+     * context of every device it used open, even after the last CM id on it is destroyed, until it rescans the
+     * device list and finds the device gone (librdmacm cma.c, sync_devices_list, reached from rdma_get_devices). On
+     * a driver without disassociate (rxe) the kernel's removal waits for that context, so a removed device
+     * finishes leaving (and can come back) only after a listing made once everything on it was destroyed: a
+     * consumer waiting for the device to return calls this periodically anyway.
      */
     @Override
     public List<DeviceInfo> listDevices() {
         Rdma rdma = rdma();
+        if (removalSeen) releaseDepartedDevices(rdma);
         List<DeviceInfo> out = new ArrayList<>();
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment num = arena.allocate(JAVA_INT);
@@ -95,6 +103,17 @@ public final class FfmProvider implements RdmaProvider {
     }
 
     long nextSequence() { return sequence.incrementAndGet(); }
+
+    /** Set once the CM reported a DEVICE_REMOVAL: from then on listDevices lets librdmacm rescan. */
+    private volatile boolean removalSeen;
+
+    void removalReported() { removalSeen = true; }
+
+    /** rdma_get_devices rescans the device list (closing librdmacm's contexts of departed, unused devices). */
+    private static void releaseDepartedDevices(Rdma rdma) {
+        Rdma.Outcome o = rdma.invoke("rdma_get_devices", MemorySegment.NULL);
+        if (o.value() != 0) rdma.run("rdma_free_devices", MemorySegment.ofAddress(o.value()));
+    }
 
     /**
      * The Device for a context librdmacm opened (a CM id's {@code verbs}); one object per context. A device the CM
