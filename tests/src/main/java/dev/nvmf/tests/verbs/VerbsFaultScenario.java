@@ -374,7 +374,13 @@ public final class VerbsFaultScenario {
             List<Wc> mlate = quiet(m.server);
             fact("send_after_move_to_error", mlate.stream().anyMatch(w -> w.wrId() == 3100) ? "flushed" : "never completed");
             fact("recv_after_move_to_error", mlate.stream().anyMatch(w -> w.wrId() == 3101) ? "flushed" : "never completed");
+            // A disconnect from the target's side: the host sees DISCONNECTED and answers with its own
+            // rdma_disconnect (the DREP, as the Linux host does); only then does the target see DISCONNECTED.
             m.serverId.disconnect();
+            CmEvent hostSaw = clientEvent(m.clientId);
+            check(hostSaw.type() == CmEventType.DISCONNECTED, "the host got " + hostSaw.type());
+            hostSaw.ack();
+            m.clientId.disconnect();
             awaitServerCm(m.serverId, CmEventType.DISCONNECTED).ack();
             m.close();
             open.remove(m);
