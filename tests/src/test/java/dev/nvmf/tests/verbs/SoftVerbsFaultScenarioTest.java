@@ -57,6 +57,21 @@ class SoftVerbsFaultScenarioTest {
     }
 
     @Test
+    void configuredAsRxeWasSeenInTheLabItReportsWhatRxeReported() {
+        // VerbsFaultScenarioLabTest on Linux 6.1 rxe: after the error transition (an error completion or
+        // ibv_modify_qp), a SEND posted later was flushed and a RECV posted later never completed.
+        try (SoftFabric fabric = SoftFabric.automatic()) {
+            fabric.faults().receivesPostedInErrorVanish(true);
+            VerbsFaultScenario.Result r = run(fabric);
+            assertTrue(r.passed(), r.summary() + "\n" + String.join("\n", r.lines()));
+            assertEquals("flushed", r.facts().get("send_after_error"));
+            assertEquals("never completed", r.facts().get("recv_after_error"));
+            assertEquals("flushed", r.facts().get("send_after_move_to_error"));
+            assertEquals("never completed", r.facts().get("recv_after_move_to_error"));
+        }
+    }
+
+    @Test
     void withTheRxeQuirkASendPostedInErrorNeverCompletes() {
         try (SoftFabric fabric = SoftFabric.automatic()) {
             fabric.faults().sendsPostedInErrorVanish(true);

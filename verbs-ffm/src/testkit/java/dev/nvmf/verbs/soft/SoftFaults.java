@@ -182,6 +182,17 @@ public final class SoftFaults {
         return locked(() -> sendsPostedInErrorVanish = on);
     }
 
+    boolean receivesPostedInErrorVanish;
+
+    /**
+     * Models what the lab saw on rxe (Linux 6.1): a receive posted to a QP already in the error state is accepted
+     * but never completes (its flush never comes), whether the QP got there by an error completion or by
+     * ibv_modify_qp. Its slot is never given back. Receives queued before the transition still flush.
+     */
+    public SoftFaults receivesPostedInErrorVanish(boolean on) {
+        return locked(() -> receivesPostedInErrorVanish = on);
+    }
+
     /** The device disappears (see {@link SoftFabric#removeDevice}). */
     public SoftFaults removeDevice(String name) {
         fabric.removeDevice(name);

@@ -343,7 +343,7 @@ public final class SoftQueuePair implements QueuePair {
                 }
                 r.index = rqPosted++;
                 if (state == QpState.ERR) {
-                    completeRecv(r, WcStatus.WR_FLUSH_ERR, 0, 0, 0, false);
+                    if (!fabric.faults.receivesPostedInErrorVanish) completeRecv(r, WcStatus.WR_FLUSH_ERR, 0, 0, 0, false);
                     recvPool.add(r);
                 } else {
                     rq.add(r);
