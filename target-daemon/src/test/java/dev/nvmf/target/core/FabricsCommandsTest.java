@@ -1,11 +1,17 @@
 package dev.nvmf.target.core;
 
 import dev.nvmf.target.core.subsystem.SubsystemConfig;
+import dev.nvmf.target.core.subsystem.NamespaceConfig;
+import dev.nvmf.target.nvme.DiscoveryLog;
 import dev.nvmf.target.nvme.FabricsCommand;
+import dev.nvmf.target.nvme.IdentifyController;
+import dev.nvmf.target.nvme.Le;
 import dev.nvmf.target.nvme.Opcodes;
 import dev.nvmf.target.nvme.Properties;
 import dev.nvmf.target.nvme.Status;
 import org.junit.jupiter.api.Test;
+
+import java.lang.foreign.MemorySegment;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
@@ -234,7 +240,7 @@ class FabricsCommandsTest extends CoreFixture {
     }
 
     @Test
-    void disconnectOnIoQueueDropsThatQueueOnAdminDropsAll() {
+    void disconnectDropsAnIoQueueAndIsInvalidQueueTypeOnTheAdminQueue() {
         CapsuleHost h = host(HOST1).connectAndEnable(SUBNQN);
         CapsuleHost.Queue io1 = h.connectIo(1, 128);
         CapsuleHost.Queue io2 = h.connectIo(2, 128);
@@ -242,14 +248,68 @@ class FabricsCommandsTest extends CoreFixture {
         assertEquals(1, io1.transport.disconnectCount());
         assertEquals(0, io2.transport.disconnectCount());
         io1.expect(Status.CONNECT_INCOMPATIBLE_FORMAT, Cmd.fabrics(Opcodes.FCTYPE_DISCONNECT).u16(40, 1));
-        assertEquals(0, h.admin.submit(Cmd.fabrics(Opcodes.FCTYPE_DISCONNECT)).status());
-        assertEquals(1, io2.transport.disconnectCount());
-        assertEquals(1, h.admin.transport.disconnectCount());
+        // On the admin queue: SCT 1, SC 85h Invalid Queue Type, DNR (NVMe-oF 1.1, 3.4); nothing is torn down.
+        Completion c = h.admin.expect(Status.INVALID_QUEUE_TYPE, Cmd.fabrics(Opcodes.FCTYPE_DISCONNECT));
+        assertEquals(Status.SCT_COMMAND_SPECIFIC, c.sct());
+        assertEquals(0x85, c.sc());
+        assertTrue(c.dnr());
+        assertEquals(0, io2.transport.disconnectCount());
+        assertEquals(0, h.admin.transport.disconnectCount());
+        // Identify Controller says Disconnect is supported: OFCS bit 0.
+        MemorySegment id = h.admin.submit(Cmd.identify(1, 0)).dataSegment();
+        assertEquals(IdentifyController.OFCS_DISCONNECT, Le.u16(id, IdentifyController.OFCS));
         // Admin queue closes: the controller ends and its id is free again.
         io1.queue.close();
         io2.queue.close();
         h.admin.queue.close();
         assertTrue(subsystem.controllers().isEmpty());
+    }
+
+    @Test
+    void discoveryControllerEnablesWithQueueEntrySizesZero() {
+        // A discovery controller has no I/O queues: CC.IOSQES/IOCQES are not checked (kernel core.c,
+        // nvmet_start_ctrl); an I/O controller with the same CC gets CFS (enableWithBadQueueEntrySizesSetsFatalStatus).
+        CapsuleHost d = host(HOST1);
+        assertEquals(0, d.connectAdmin(DiscoveryLog.DISCOVERY_NQN, 0).status());
+        assertEquals(0, d.admin.submit(Cmd.propertySet(Properties.CC, Properties.CC_EN)).status());
+        assertEquals(Properties.CSTS_RDY, d.admin.submit(Cmd.propertyGet(Properties.CSTS, false)).dw0());
+        // The other CC checks still apply to it: MPS 1 (8 KiB pages) is fatal.
+        CapsuleHost d2 = host(HOST2);
+        assertEquals(0, d2.connectAdmin(DiscoveryLog.DISCOVERY_NQN, 0).status());
+        d2.admin.submit(Cmd.propertySet(Properties.CC, Properties.CC_EN | (1 << Properties.CC_MPS_SHIFT)));
+        assertEquals(Properties.CSTS_CFS, d2.admin.submit(Cmd.propertyGet(Properties.CSTS, false)).dw0());
+    }
+
+    @Test
+    void shutdownFlushesEveryNamespaceBeforeReportingComplete() throws Exception {
+        ScriptedBackend slow = new ScriptedBackend(1 << 20);
+        subsystem.addNamespace(NamespaceConfig.of(5, 4096), slow);
+        CapsuleHost h = host(HOST1).connectAndEnable(SUBNQN);
+        slow.deferred = true;
+        assertEquals(0, h.admin.submit(Cmd.propertySet(Properties.CC, CapsuleHost.CC_ENABLE | (1 << 14))).status());
+        int csts = h.admin.submit(Cmd.propertyGet(Properties.CSTS, false)).dw0();
+        assertEquals(Properties.CSTS_SHST_PROCESSING, csts & Properties.CSTS_SHST_MASK, "01b while flushing");
+        assertEquals(0, csts & Properties.CSTS_RDY);
+        assertEquals(1, slow.flushes, "the namespace's backend was asked to flush");
+        slow.releaseOnAnotherThread();
+        csts = h.admin.submit(Cmd.propertyGet(Properties.CSTS, false)).dw0();
+        assertEquals(Properties.CSTS_SHST_COMPLETE, csts & Properties.CSTS_SHST_MASK, "10b once flushed");
+        slow.close();
+    }
+
+    @Test
+    void aFlushFinishingAfterTheHostClearedShnReportsNothing() throws Exception {
+        ScriptedBackend slow = new ScriptedBackend(1 << 20);
+        subsystem.addNamespace(NamespaceConfig.of(5, 4096), slow);
+        CapsuleHost h = host(HOST1).connectAndEnable(SUBNQN);
+        slow.deferred = true;
+        h.admin.submit(Cmd.propertySet(Properties.CC, CapsuleHost.CC_ENABLE | (1 << 14)));
+        h.admin.submit(Cmd.propertySet(Properties.CC, 0)); // SHN cleared (and EN) before the flush ended
+        assertEquals(0, h.admin.submit(Cmd.propertyGet(Properties.CSTS, false)).dw0() & Properties.CSTS_SHST_MASK);
+        slow.releaseOnAnotherThread();
+        assertEquals(0, h.admin.submit(Cmd.propertyGet(Properties.CSTS, false)).dw0() & Properties.CSTS_SHST_MASK,
+                "a stale flush does not report a shutdown nobody asked for any more");
+        slow.close();
     }
 
     @Test
@@ -289,7 +349,7 @@ class FabricsCommandsTest extends CoreFixture {
         r.bind(sqe, arena.allocate(16));
         r.transportStatus(Status.SGL_DESCRIPTOR_TYPE_INVALID);
         assertEquals(false, io.queue.begin(r));
-        assertEquals(Status.SGL_DESCRIPTOR_TYPE_INVALID, io.completionOf(r).status());
+        assertEquals(io.logged(Status.SGL_DESCRIPTOR_TYPE_INVALID), io.completionOf(r).status());
         io.expect(Status.INVALID_FIELD, Cmd.read(1, 0, 1, 512).flags(0)); // PRP, not SGL
         io.expect(Status.INVALID_FIELD, Cmd.read(1, 0, 1, 512).flags(0x41)); // fused
         assertNotEquals(0, h.admin.submit(Cmd.getLogPage(1, 0, 4096, 0, false)).data()[0], "errors logged");

@@ -17,6 +17,7 @@ final class ScriptedBackend implements BlockBackend {
     volatile boolean lastFua;
     volatile int failNext;
     volatile boolean deferred;
+    volatile int flushes;
     final List<Runnable> held = new ArrayList<>();
     final List<long[]> deallocated = new ArrayList<>();
 
@@ -65,6 +66,7 @@ final class ScriptedBackend implements BlockBackend {
 
     @Override
     public void flush(Object a, BackendCallback cb) {
+        flushes++;
         if (!intercept(a, cb)) {
             done(() -> ram.flush(a, cb));
         }

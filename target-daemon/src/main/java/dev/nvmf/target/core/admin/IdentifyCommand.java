@@ -3,6 +3,7 @@ package dev.nvmf.target.core.admin;
 import dev.nvmf.target.core.CommandContext;
 import dev.nvmf.target.core.TargetOptions;
 import dev.nvmf.target.core.controller.Controller;
+import dev.nvmf.target.core.controller.Temperature;
 import dev.nvmf.target.core.subsystem.Namespace;
 import dev.nvmf.target.core.subsystem.NamespaceConfig;
 import dev.nvmf.target.core.subsystem.Port;
@@ -137,7 +138,7 @@ public final class IdentifyCommand {
         Le.asciiSpacePadded(out, IdentifyController.MN, IdentifyController.MN_LENGTH, s.config().modelNumber());
         Le.asciiSpacePadded(out, IdentifyController.FR, IdentifyController.FR_LENGTH, s.config().firmware());
         Le.u8(out, IdentifyController.RAB, 6);
-        Le.u8(out, IdentifyController.CMIC, IdentifyController.CMIC_MULTI_CONTROLLER);
+        Le.u8(out, IdentifyController.CMIC, cmic(s));
         Le.u8(out, IdentifyController.MDTS, options.mdts());
         Le.u16(out, IdentifyController.CNTLID, c.cntlid());
         Le.u32(out, IdentifyController.VER, options.version());
@@ -150,6 +151,9 @@ public final class IdentifyCommand {
         Le.u8(out, IdentifyController.LPA, IdentifyController.LPA_SMART_PER_NAMESPACE
                 | IdentifyController.LPA_COMMAND_EFFECTS | IdentifyController.LPA_EXTENDED_DATA);
         Le.u8(out, IdentifyController.ELPE, options.errorLogEntries() - 1);
+        // Above the temperature SMART reports, so a host sees no warning (NVMe Base 2.0 figure 275: both mandatory).
+        Le.u16(out, IdentifyController.WCTEMP, Temperature.WARNING_KELVIN);
+        Le.u16(out, IdentifyController.CCTEMP, Temperature.CRITICAL_KELVIN);
         Le.u16(out, IdentifyController.KAS, options.keepAliveGranularity());
         Le.u8(out, IdentifyController.SQES, IdentifyController.SQES_64);
         Le.u8(out, IdentifyController.CQES, IdentifyController.CQES_16);
@@ -169,6 +173,18 @@ public final class IdentifyCommand {
     }
 
     /**
+     * CMIC: every subsystem may have several controllers (dynamic model, several hosts); MPORTS when it is exposed
+     * on more than one port (a host may then reach it by several paths; kernel admin-cmd.c sets both always).
+     */
+    static int cmic(Subsystem s) {
+        int cmic = IdentifyController.CMIC_MULTI_CONTROLLER;
+        if (s.ports().size() > 1) {
+            cmic |= IdentifyController.CMIC_MULTI_PORT;
+        }
+        return cmic;
+    }
+
+    /**
      * SGL support: SGLs supported (byte aligned), Keyed SGL Data Block (RDMA; the Linux host refuses a controller
      * without it), and the Offset address type for in-capsule data when the port carries any.
      */
@@ -180,13 +196,15 @@ public final class IdentifyCommand {
         return sgls;
     }
 
-    /** IOCCSZ, IORCSZ, ICDOFF, FCATT, MSDBD (NVMe-oF 1.1 figure 34). */
+    /** IOCCSZ, IORCSZ, ICDOFF, FCATT, MSDBD, OFCS (NVMe-oF 1.1 figure 34) of an I/O controller. */
     public static void fabricsFields(MemorySegment out, Port port) {
         Le.u32(out, IdentifyController.IOCCSZ, (64 + port.inCapsuleDataSize()) / 16);
         Le.u32(out, IdentifyController.IORCSZ, 16 / 16);
         Le.u16(out, IdentifyController.ICDOFF, 0);
         Le.u8(out, IdentifyController.FCATT, 0); // dynamic controller model
         Le.u8(out, IdentifyController.MSDBD, 1);
+        // Disconnect is supported (on I/O queues, NVMe-oF 1.1, 3.4).
+        Le.u16(out, IdentifyController.OFCS, IdentifyController.OFCS_DISCONNECT);
     }
 
     /** Identify Namespace for the NVM command set: one LBA format, shared, thin provisioning not reported. */
