@@ -16,6 +16,7 @@ import dev.nvmf.target.nvme.DiscoveryLog;
 import org.agrona.concurrent.NanoClock;
 import org.agrona.concurrent.SystemNanoClock;
 
+import java.net.InetAddress;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -44,7 +45,8 @@ public final class NvmeTarget implements QueueAcceptor, ConnectModel, DiscoveryL
 
     private final Map<Integer, Port> ports = new TreeMap<>();
     private final Map<String, Subsystem> subsystems = new LinkedHashMap<>();
-    private final List<Referral> referrals = new ArrayList<>();
+    /** Referrals by the port whose discovery log lists them (kernel: ports/N/referrals). */
+    private final Map<Integer, List<Referral>> referrals = new TreeMap<>();
     private final Subsystem discoverySubsystem;
     private volatile long discoveryGeneration = 1;
     private final QueueServices queues;
@@ -126,6 +128,7 @@ public final class NvmeTarget implements QueueAcceptor, ConnectModel, DiscoveryL
             if (removed == null) {
                 return null;
             }
+            referrals.remove(portId);
             for (Subsystem s : subsystems.values()) {
                 s.removePort(portId);
             }
@@ -254,18 +257,30 @@ public final class NvmeTarget implements QueueAcceptor, ConnectModel, DiscoveryL
 
     // ------------------------------------------------------------------------------------------- referrals
 
-    public void addReferral(Referral referral) {
+    /**
+     * Lists another target's discovery controller in the discovery log of port {@code portId} (kernel:
+     * {@code nvmet_referral_enable} under ports/N/referrals). Referrals of a port go with it.
+     *
+     * @throws IllegalStateException if there is no such port
+     */
+    public void addReferral(int portId, Referral referral) {
+        Objects.requireNonNull(referral, "referral");
         synchronized (lock) {
-            if (!referrals.contains(referral)) {
-                referrals.add(referral);
+            if (!ports.containsKey(portId)) {
+                throw new IllegalStateException("no port " + portId + " to add referral " + referral + " to");
+            }
+            List<Referral> list = referrals.computeIfAbsent(portId, id -> new ArrayList<>());
+            if (!list.contains(referral)) {
+                list.add(referral);
                 discoveryChanged();
             }
         }
     }
 
-    public boolean removeReferral(Referral referral) {
+    public boolean removeReferral(int portId, Referral referral) {
         synchronized (lock) {
-            boolean removed = referrals.remove(referral);
+            List<Referral> list = referrals.get(portId);
+            boolean removed = list != null && list.remove(referral);
             if (removed) {
                 discoveryChanged();
             }
@@ -273,9 +288,10 @@ public final class NvmeTarget implements QueueAcceptor, ConnectModel, DiscoveryL
         }
     }
 
-    public List<Referral> referrals() {
+    /** The referrals listed in port {@code portId}'s discovery log. */
+    public List<Referral> referrals(int portId) {
         synchronized (lock) {
-            return List.copyOf(referrals);
+            return List.copyOf(referrals.getOrDefault(portId, List.of()));
         }
     }
 
@@ -284,12 +300,32 @@ public final class NvmeTarget implements QueueAcceptor, ConnectModel, DiscoveryL
     /** GENCTR of the discovery log: changes whenever what any host may discover changes. */
     public long discoveryGeneration() { return discoveryGeneration; }
 
-    /** Builds the whole discovery log page for a host connected through {@code portId} (control path). */
+    /**
+     * Builds the whole discovery log page for a host connected through {@code portId} (control path): the entries
+     * of that port (the default, as the kernel target, and always when the host asks with PLEO), or of every port
+     * when the options say {@link TargetOptions#discoveryAllPorts}.
+     */
     @Override
-    public byte[] discoveryLog(String hostNqn, int portId) {
+    public byte[] discoveryLog(String hostNqn, int portId, InetAddress localAddress, boolean portLocalOnly) {
         synchronized (lock) {
-            return DiscoveryLogPage.build(discoveryGeneration, hostNqn, ports.get(portId),
-                    List.copyOf(ports.values()), List.copyOf(subsystems.values()), List.copyOf(referrals));
+            Port current = ports.get(portId);
+            List<Port> listed;
+            List<Referral> listedReferrals = new ArrayList<>();
+            if (portLocalOnly || !options.discoveryAllPorts()) {
+                listed = current == null ? List.of() : List.of(current);
+                listedReferrals.addAll(referrals.getOrDefault(portId, List.of()));
+            } else {
+                listed = List.copyOf(ports.values());
+                for (List<Referral> list : referrals.values()) {
+                    for (Referral r : list) {
+                        if (!listedReferrals.contains(r)) {
+                            listedReferrals.add(r);
+                        }
+                    }
+                }
+            }
+            return DiscoveryLogPage.build(discoveryGeneration, hostNqn, current, localAddress, listed,
+                    List.copyOf(subsystems.values()), listedReferrals, options.adminQueueDepth());
         }
     }
 

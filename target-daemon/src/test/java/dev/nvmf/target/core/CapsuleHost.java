@@ -6,6 +6,7 @@ import dev.nvmf.target.nvme.Status;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.net.InetAddress;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 
@@ -28,6 +29,8 @@ final class CapsuleHost {
     final String hostNqn;
     final byte[] hostId;
     int portId = 1;
+    /** The local address the host reaches the target on, as the transport reports it (null: unknown). */
+    InetAddress localAddress;
     Queue admin;
     int cntlid = -1;
 
@@ -39,6 +42,7 @@ final class CapsuleHost {
 
     Queue open(int qid, int size) {
         FakeTransport t = new FakeTransport(hostNqn + "/q" + qid);
+        t.localAddress = localAddress;
         return new Queue(target.openQueue(portId, qid, size, t), t);
     }
 
