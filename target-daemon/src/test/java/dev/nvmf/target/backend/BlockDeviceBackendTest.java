@@ -78,6 +78,7 @@ class BlockDeviceBackendTest {
             assertEquals(8 * MIB, dev.sizeBytes());
             assertEquals(512, dev.logicalBlockSize());
             assertTrue(dev.physicalBlockSize() >= 512);
+            assertTrue(dev.optimalIoSize() >= 0);
             assertFalse(dev.readOnly());
             assertTrue(dev.directIo(), dev.describe());
             assertEquals("bdev:" + loop, dev.describe());
@@ -124,10 +125,16 @@ class BlockDeviceBackendTest {
     }
 
     @Test
-    void loopDeviceWriteZeroesAndDeallocateReadBackZeroes() throws Exception {
+    void loopDeviceWriteZeroesZeroesAndDeallocateDiscards() throws Exception {
         String loop = setUpLoop(4 * MIB, 4096);
         try (BlockDeviceBackend dev = BlockDeviceBackend.open(BackendSpec.device(Path.of(loop)))) {
             assertEquals(4096, dev.logicalBlockSize(), "losetup -b 4096");
+            // A loop device discards (by punching its backing file) in 4 KiB units here, and, as every device since
+            // Linux 4.12, does not promise that discarded blocks read back zeroes (BLKDISCARDZEROES 0).
+            assertEquals(BlockDeviceBackend.queueAttribute(Path.of(loop), "discard_granularity"),
+                    dev.deallocateGranularity());
+            assertTrue(dev.deallocateGranularity() >= 512, "loop devices discard");
+            assertFalse(dev.deallocatedReadsZeroes());
             MemorySegment pattern = Patterns.fill(arena.allocate(4 * MIB, 4096), 31);
             dev.write(0, pattern, 4 * MIB, false, null, done);
             assertEquals(0, done.awaitNext(0));
@@ -135,14 +142,21 @@ class BlockDeviceBackendTest {
             assertEquals(0, done.awaitNext(1));
             dev.deallocate(2 * MIB, 65536, null, done);
             assertEquals(0, done.awaitNext(2));
+            assertEquals(1, dev.discards(), "BLKDISCARD");
+            assertEquals(0, dev.emulatedZeroes() + dev.zeroOutIoctls(), "Deallocate wrote nothing");
+            // Write Zeroes with DEAC: fallocate(PUNCH_HOLE), the kernel's unmapping write-zeroes: zeroes guaranteed.
+            dev.writeZeroes(3 * MIB, 65536, true, null, done);
+            assertEquals(0, done.awaitNext(3));
+            assertEquals(1, dev.punchedHoles());
             MemorySegment in = arena.allocate(4 * MIB, 4096);
             dev.read(0, in, 4 * MIB, null, done);
-            assertEquals(0, done.awaitNext(3));
+            assertEquals(0, done.awaitNext(4));
             Patterns.assertSame(pattern, in, 0, 8192);
             Patterns.assertZero(in, 8192, 3 * MIB / 2);
             Patterns.assertSame(pattern, in, 8192 + 3 * MIB / 2, 2 * MIB - 8192 - 3 * MIB / 2);
-            Patterns.assertZero(in, 2 * MIB, 65536);
-            Patterns.assertSame(pattern, in, 2 * MIB + 65536, 2 * MIB - 65536);
+            Patterns.assertSame(pattern, in, 2 * MIB + 65536, MIB - 65536);
+            Patterns.assertZero(in, 3 * MIB, 65536);
+            Patterns.assertSame(pattern, in, 3 * MIB + 65536, MIB - 65536);
             dev.writeZeroes(512, 512, null, done);
             assertEquals(-Errno.EINVAL, done.lastResult(), "below the 4096-byte logical block");
         }
@@ -160,12 +174,16 @@ class BlockDeviceBackendTest {
             assertEquals(0, done.awaitNext(1));
             assertEquals(1, dev.zeroOutIoctls(), "BLKZEROOUT");
             dev.disableOffloads(true);
-            dev.deallocate(MIB, 512 * 3, null, done);
+            dev.writeZeroes(MIB, 512 * 3, null, done);
             assertEquals(0, done.awaitNext(2));
             assertEquals(1, dev.emulatedZeroes(), "written zeroes");
+            // Deallocate without BLKDISCARD does nothing and says so at once; it never writes.
+            dev.deallocate(MIB + 4096, 4096, null, done);
+            assertEquals(-Errno.EOPNOTSUPP, done.awaitNext(3));
+            assertEquals(1, dev.emulatedZeroes());
             MemorySegment in = arena.allocate(2 * MIB, 4096);
             dev.read(0, in, 2 * MIB, null, done);
-            assertEquals(0, done.awaitNext(3));
+            assertEquals(0, done.awaitNext(4));
             Patterns.assertSame(pattern, in, 0, 4096);
             Patterns.assertZero(in, 4096, 65536);
             Patterns.assertSame(pattern, in, 4096 + 65536, MIB - 4096 - 65536);

@@ -1,5 +1,6 @@
 package dev.nvmf.target.core.admin;
 
+import dev.nvmf.target.backend.BlockBackend;
 import dev.nvmf.target.core.CommandContext;
 import dev.nvmf.target.core.TargetOptions;
 import dev.nvmf.target.core.controller.Controller;
@@ -207,7 +208,10 @@ public final class IdentifyCommand {
         Le.u16(out, IdentifyController.OFCS, IdentifyController.OFCS_DISCONNECT);
     }
 
-    /** Identify Namespace for the NVM command set: one LBA format, shared, thin provisioning not reported. */
+    /**
+     * Identify Namespace for the NVM command set: one LBA format, shared, thin provisioning not reported; what a read
+     * of a deallocated block returns and the preferred granularities are the backend's (see {@link #limits}).
+     */
     public static void namespace(MemorySegment out, Namespace ns) {
         long blocks = ns.sizeBlocks();
         Le.u64(out, IdentifyNamespace.NSZE, blocks);
@@ -216,8 +220,7 @@ public final class IdentifyCommand {
         Le.u8(out, IdentifyNamespace.NLBAF, 0); // 0's based: one format
         Le.u8(out, IdentifyNamespace.FLBAS, 0);
         Le.u8(out, IdentifyNamespace.NMIC, IdentifyNamespace.NMIC_SHARED);
-        Le.u8(out, IdentifyNamespace.DLFEAT,
-                IdentifyNamespace.DLFEAT_READ_ZEROES | IdentifyNamespace.DLFEAT_WRITE_ZEROES_DEALLOCATE);
+        limits(out, ns);
         Le.u8(out, IdentifyNamespace.NSATTR, ns.readOnly() ? IdentifyNamespace.NSATTR_WRITE_PROTECTED : 0);
         byte[] nguid = ns.nguid();
         if (nguid != null) {
@@ -227,6 +230,52 @@ public final class IdentifyCommand {
             writeBigEndian64(out, IdentifyNamespace.EUI64, ns.eui64());
         }
         Le.u32(out, IdentifyNamespace.LBAF0, ns.blockShift() << IdentifyNamespace.LBAF_LBADS_SHIFT);
+    }
+
+    /**
+     * What the backend guarantees and prefers, in the namespace's blocks:
+     * <ul>
+     *   <li>DLFEAT bits 2:0: 001b (deallocated blocks read zeroes) only where the backend guarantees it (a RAM
+     *       namespace; a file on a file system that punches holes; a device whose discards read back zeroes), else
+     *       000b (not reported: the old data may come back); bit 3 (WZDS) always: Write Zeroes with DEAC deallocates
+     *       only in ways that still read back zeroes. NSFEAT.DAE stays 0: such reads never fail.</li>
+     *   <li>Where the backend knows its physical block size (a block device; kernel io-cmd-bdev.c,
+     *       {@code nvmet_bdev_set_limits}): NSFEAT.OPTPERF with NPWG = NPWA = physical blocks, NPDG = NPDA = the
+     *       discard granularity, NOWS = the optimal I/O size (or the physical block), and NSFEAT.NSABP with NAWUN =
+     *       NAWUPF = NACWU = one physical block, which a disk writes atomically: the Linux host takes its physical
+     *       block size as the smaller of NPWG and NAWUPF, so without them a 512e disk would look 512-native. All 0's
+     *       based, at least one block.</li>
+     * </ul>
+     */
+    static void limits(MemorySegment out, Namespace ns) {
+        BlockBackend backend = ns.backend();
+        int dlfeat = IdentifyNamespace.DLFEAT_WRITE_ZEROES_DEALLOCATE | (backend.deallocatedReadsZeroes()
+                ? IdentifyNamespace.DLFEAT_READ_ZEROES : IdentifyNamespace.DLFEAT_READ_NOT_REPORTED);
+        Le.u8(out, IdentifyNamespace.DLFEAT, dlfeat);
+        int physical = backend.physicalBlockSize();
+        if (physical <= 0) {
+            return;
+        }
+        int block = ns.blockSize();
+        int perPhysical = blocksOf(physical, block);
+        int granularity = backend.deallocateGranularity();
+        int optimal = Math.max(backend.optimalIoSize(), physical);
+        Le.u8(out, IdentifyNamespace.NSFEAT,
+                IdentifyNamespace.NSFEAT_ATOMICS | IdentifyNamespace.NSFEAT_OPTIMAL_PERFORMANCE);
+        Le.u16(out, IdentifyNamespace.NAWUN, perPhysical - 1);
+        Le.u16(out, IdentifyNamespace.NAWUPF, perPhysical - 1);
+        Le.u16(out, IdentifyNamespace.NACWU, perPhysical - 1);
+        Le.u16(out, IdentifyNamespace.NPWG, perPhysical - 1);
+        Le.u16(out, IdentifyNamespace.NPWA, perPhysical - 1);
+        int perDeallocate = granularity > 0 ? blocksOf(granularity, block) : perPhysical;
+        Le.u16(out, IdentifyNamespace.NPDG, perDeallocate - 1);
+        Le.u16(out, IdentifyNamespace.NPDA, perDeallocate - 1);
+        Le.u16(out, IdentifyNamespace.NOWS, blocksOf(optimal, block) - 1);
+    }
+
+    /** How many namespace blocks {@code bytes} is: at least 1, at most 65536 (the fields are 16-bit, 0's based). */
+    private static int blocksOf(long bytes, int blockSize) {
+        return (int) Math.max(1, Math.min(1 << 16, bytes / blockSize));
     }
 
     /** The I/O command set independent Identify Namespace (CNS 08h): shared, write protection, ready. */
