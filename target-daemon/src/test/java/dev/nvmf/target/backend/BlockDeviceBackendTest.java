@@ -211,6 +211,25 @@ class BlockDeviceBackendTest {
         }
     }
 
+    @Test
+    void aGrownLoopDeviceIsSeenByRevalidate() throws Exception {
+        String loop = setUpLoop(MIB, 512);
+        try (BlockDeviceBackend dev = BlockDeviceBackend.open(BackendSpec.device(Path.of(loop)))) {
+            assertEquals(MIB, dev.revalidateSize(), "unchanged");
+            try (RandomAccessFile raf = new RandomAccessFile(loopBacking(loop).toFile(), "rw")) {
+                raf.setLength(3 * MIB);
+            }
+            Result r = run("losetup", "-c", loop);
+            assertEquals(0, r.rc, r.output);
+            assertEquals(MIB, dev.sizeBytes(), "the size read at open, until revalidated");
+            assertEquals(3 * MIB, dev.revalidateSize(), "BLKGETSIZE64 again");
+            assertEquals(3 * MIB, dev.sizeBytes());
+            MemorySegment buf = Patterns.fill(arena.allocate(4096, 4096), 51);
+            dev.write(2 * MIB, buf, 4096, false, null, done);
+            assertEquals(0, done.awaitNext(0), "the new blocks take writes");
+        }
+    }
+
     /** Attaches a loop device over a new zero-filled temp file, or skips the test saying why it cannot. */
     private String setUpLoop(long size, int sectorSize) throws Exception {
         Path image = dir.resolve("loop-" + loops.size() + ".img");

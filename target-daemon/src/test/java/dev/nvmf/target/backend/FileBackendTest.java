@@ -254,6 +254,20 @@ class FileBackendTest {
         }
     }
 
+    @Test
+    void aFileNamespaceKeepsItsSizeUnlessItFollowsTheFile() throws Exception {
+        Path path = dir.resolve("ns.img");
+        try (FileBackend file = create(MIB)) {
+            try (RandomAccessFile raf = new RandomAccessFile(path.toFile(), "rw")) {
+                raf.setLength(2 * MIB);
+            }
+            assertEquals(MIB, file.revalidateSize(), "a namespace of a configured size keeps it");
+            file.followMediumSize();
+            assertEquals(2 * MIB, file.revalidateSize(), "a whole-file namespace follows the file");
+            assertEquals(2 * MIB, file.sizeBytes());
+        }
+    }
+
     /** st_blocks x 512 of a file (stat(1): the JDK has no view of st_blocks). */
     private static long allocatedBytes(Path path) throws IOException, InterruptedException {
         Process p = new ProcessBuilder("stat", "-c", "%b", path.toString()).redirectErrorStream(true).start();

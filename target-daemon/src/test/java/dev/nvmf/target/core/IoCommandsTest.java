@@ -4,6 +4,7 @@ import dev.nvmf.target.backend.Errno;
 import dev.nvmf.target.backend.RamBackend;
 import dev.nvmf.target.core.io.IoCommands;
 import dev.nvmf.target.core.subsystem.NamespaceConfig;
+import dev.nvmf.target.nvme.AsyncEvents;
 import dev.nvmf.target.nvme.Features;
 import dev.nvmf.target.nvme.IdentifyNamespace;
 import dev.nvmf.target.nvme.Le;
@@ -275,6 +276,43 @@ class IoCommandsTest extends CoreFixture {
         NvmeRequest r = io.submitAsync(Cmd.read(5, 7, 1, 4096));
         scripted.releaseOnAnotherThread();
         assertArrayEquals(d, io.completionOf(r).data());
+    }
+
+    @Test
+    void aResizedNamespaceIsRevalidatedAndTheHostIsTold() throws Exception {
+        ScriptedBackend grows = new ScriptedBackend(2 << 20);
+        grows.sizeBytes = 1 << 20; // the medium reports 1 MiB now: 256 blocks of 4 KiB
+        subsystem.addNamespace(NamespaceConfig.of(10, 4096), grows);
+        assertEquals(0, h.admin.submit(Cmd.setFeature(Features.FID_ASYNC_EVENT_CONFIGURATION,
+                AsyncEvents.CONFIG_NAMESPACE_ATTRIBUTE)).status());
+        h.admin.submit(Cmd.getLogPage(LogPages.LID_CHANGED_NAMESPACE_LIST, 0, 4096, 0, false)); // the add, read
+        io.expect(Status.LBA_OUT_OF_RANGE, Cmd.read(10, 300, 1, 4096));
+        assertFalse(subsystem.revalidateNamespace(10), "unchanged: nothing to tell");
+
+        NvmeRequest aer = h.admin.submitAsync(Cmd.admin(Opcodes.ADMIN_ASYNC_EVENT_REQUEST));
+        grows.sizeBytes = 2 << 20;
+        assertTrue(subsystem.revalidateNamespace(10));
+        assertEquals(AsyncEvents.NAMESPACE_CHANGED, h.admin.completionOf(aer).dw0(), "namespace attribute changed");
+        MemorySegment list = h.admin.submit(Cmd.getLogPage(LogPages.LID_CHANGED_NAMESPACE_LIST, 0, 4096, 0, false))
+                .dataSegment();
+        assertEquals(10, Le.u32(list, 0));
+        assertEquals(0, Le.u32(list, 4));
+        assertEquals(512, Le.u64(h.admin.submit(Cmd.identify(0, 10)).dataSegment(), IdentifyNamespace.NSZE));
+        assertEquals(0, io.submit(Cmd.read(10, 300, 1, 4096)).status(), "the new blocks are there");
+
+        // Identify Namespace revalidates too (as the kernel's does): a host that rescans sees a shrunk medium.
+        grows.sizeBytes = 3 << 19;
+        MemorySegment id = h.admin.submit(Cmd.identify(0, 10)).dataSegment();
+        assertEquals(384, Le.u64(id, IdentifyNamespace.NSZE));
+        assertEquals(384, Le.u64(id, IdentifyNamespace.NCAP));
+        assertEquals(10, Le.u32(h.admin.submit(Cmd.getLogPage(LogPages.LID_CHANGED_NAMESPACE_LIST, 0, 4096, 0,
+                false)).dataSegment(), 0), "recorded in the changed namespace list");
+        io.expect(Status.LBA_OUT_OF_RANGE, Cmd.read(10, 384, 1, 4096));
+        // Below one block is not adopted; an unknown NSID changes nothing.
+        grows.sizeBytes = 100;
+        assertFalse(subsystem.revalidateNamespace(10));
+        assertFalse(subsystem.revalidateNamespace(99));
+        grows.close();
     }
 
     @Test

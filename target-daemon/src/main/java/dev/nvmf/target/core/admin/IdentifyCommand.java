@@ -51,6 +51,9 @@ public final class IdentifyCommand {
                 Namespace ns = s.namespace(nsid);
                 if (ns != null) { // an inactive NSID answers zeroes (NVMe Base 2.0, 3.2.1.4)
                     if (cns == Identify.CNS_NAMESPACE) {
+                        // A host that rescans sees a resized medium at once, and every controller hears of it
+                        // (kernel admin-cmd.c, nvmet_execute_identify_ns, revalidates the same way).
+                        s.revalidateNamespace(nsid);
                         namespace(out, ns);
                     } else {
                         independentNamespace(out, ns);
