@@ -33,11 +33,16 @@ class DiscoveryLogTest extends CoreFixture {
         return d;
     }
 
+    /** Port {@code id} on {@code address} exposing the fixture's subsystem, and a host that reached {@code local}. */
+    private CapsuleHost portAndHost(int id, int adrfam, String address, String local) throws Exception {
+        target.addPort(Port.rdma(id, adrfam, address, "4420"));
+        target.exposeSubsystem(id, SUBNQN);
+        return enabledDiscoveryHost(target, HOST1, id, InetAddress.getByName(local));
+    }
+
     @Test
     void aWildcardPortIsListedWithTheAddressTheHostReached() throws Exception {
-        target.addPort(Port.rdma(3, DiscoveryLog.ADRFAM_IPV4, "0.0.0.0", "4420"));
-        target.exposeSubsystem(3, SUBNQN);
-        CapsuleHost d = enabledDiscoveryHost(target, HOST1, 3, InetAddress.getByName("10.1.2.3"));
+        CapsuleHost d = portAndHost(3, DiscoveryLog.ADRFAM_IPV4, "0.0.0.0", "10.1.2.3");
         MemorySegment log = discoveryLog(d);
         assertEquals(List.of(
                 "3 3 " + DiscoveryLog.DISCOVERY_NQN + " 10.1.2.3:4420",
@@ -49,9 +54,7 @@ class DiscoveryLogTest extends CoreFixture {
 
     @Test
     void anIpv6WildcardIsListedInCompressedForm() throws Exception {
-        target.addPort(Port.rdma(4, DiscoveryLog.ADRFAM_IPV6, "::", "4420"));
-        target.exposeSubsystem(4, SUBNQN);
-        CapsuleHost d = enabledDiscoveryHost(target, HOST1, 4, InetAddress.getByName("fd00:0:0:0:0:0:0:12"));
+        CapsuleHost d = portAndHost(4, DiscoveryLog.ADRFAM_IPV6, "::", "fd00:0:0:0:0:0:0:12");
         MemorySegment log = discoveryLog(d);
         assertEquals("2 4 " + SUBNQN + " fd00::12:4420", entries(log).get(1));
         assertEquals(DiscoveryLog.ADRFAM_IPV6, Le.u8(log, 2048 + DiscoveryLog.ADRFAM));

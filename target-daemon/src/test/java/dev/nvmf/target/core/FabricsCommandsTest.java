@@ -280,12 +280,18 @@ class FabricsCommandsTest extends CoreFixture {
         assertEquals(Properties.CSTS_CFS, d2.admin.submit(Cmd.propertyGet(Properties.CSTS, false)).dw0());
     }
 
-    @Test
-    void shutdownFlushesEveryNamespaceBeforeReportingComplete() throws Exception {
-        ScriptedBackend slow = new ScriptedBackend(1 << 20);
+    /** A namespace whose backend holds its completions (flushes too) until released, and a host enabled on it. */
+    private CapsuleHost hostWithSlowNamespace(ScriptedBackend slow) {
         subsystem.addNamespace(NamespaceConfig.of(5, 4096), slow);
         CapsuleHost h = host(HOST1).connectAndEnable(SUBNQN);
         slow.deferred = true;
+        return h;
+    }
+
+    @Test
+    void shutdownFlushesEveryNamespaceBeforeReportingComplete() throws Exception {
+        ScriptedBackend slow = new ScriptedBackend(1 << 20);
+        CapsuleHost h = hostWithSlowNamespace(slow);
         assertEquals(0, h.admin.submit(Cmd.propertySet(Properties.CC, CapsuleHost.CC_ENABLE | (1 << 14))).status());
         int csts = h.admin.submit(Cmd.propertyGet(Properties.CSTS, false)).dw0();
         assertEquals(Properties.CSTS_SHST_PROCESSING, csts & Properties.CSTS_SHST_MASK, "01b while flushing");
@@ -300,9 +306,7 @@ class FabricsCommandsTest extends CoreFixture {
     @Test
     void aFlushFinishingAfterTheHostClearedShnReportsNothing() throws Exception {
         ScriptedBackend slow = new ScriptedBackend(1 << 20);
-        subsystem.addNamespace(NamespaceConfig.of(5, 4096), slow);
-        CapsuleHost h = host(HOST1).connectAndEnable(SUBNQN);
-        slow.deferred = true;
+        CapsuleHost h = hostWithSlowNamespace(slow);
         h.admin.submit(Cmd.propertySet(Properties.CC, CapsuleHost.CC_ENABLE | (1 << 14)));
         h.admin.submit(Cmd.propertySet(Properties.CC, 0)); // SHN cleared (and EN) before the flush ended
         assertEquals(0, h.admin.submit(Cmd.propertyGet(Properties.CSTS, false)).dw0() & Properties.CSTS_SHST_MASK);
