@@ -324,6 +324,11 @@ public abstract class AsyncFdBackend implements BlockBackend {
     }
 
     @Override
+    public final void writeZeroes(long offset, long length, Object attachment, BackendCallback callback) {
+        writeZeroes(offset, length, false, attachment, callback);
+    }
+
+    @Override
     public final void writeZeroes(long offset, long length, boolean mayDeallocate, Object attachment,
                                   BackendCallback callback) {
         int status = readOnly ? -Errno.EROFS : checkRange(offset, length);

@@ -36,14 +36,17 @@ public interface BlockBackend extends AutoCloseable {
     /**
      * Writes zeroes over a range (NVMe Write Zeroes): afterwards the range reads back zeroes, always. The backend
      * uses the fastest way the medium offers (zero-range, an offloaded write-zeroes, then written zero buffers).
-     * With {@code mayDeallocate} (the host set DEAC) it may deallocate the range instead, but only in a way that still
-     * guarantees zeroes on later reads (NVM Command Set 1.0, 3.2.8).
      */
-    void writeZeroes(long offset, long length, boolean mayDeallocate, Object attachment, BackendCallback callback);
+    void writeZeroes(long offset, long length, Object attachment, BackendCallback callback);
 
-    /** Write Zeroes without permission to deallocate. */
-    default void writeZeroes(long offset, long length, Object attachment, BackendCallback callback) {
-        writeZeroes(offset, length, false, attachment, callback);
+    /**
+     * Write Zeroes the host allowed to deallocate (DEAC, NVM Command Set 1.0, 3.2.8): the backend may deallocate the
+     * range instead, but only in a way that still guarantees zeroes on later reads. By default the plain
+     * {@link #writeZeroes(long, long, Object, BackendCallback)}.
+     */
+    default void writeZeroes(long offset, long length, boolean mayDeallocate, Object attachment,
+                             BackendCallback callback) {
+        writeZeroes(offset, length, attachment, callback);
     }
 
     /**

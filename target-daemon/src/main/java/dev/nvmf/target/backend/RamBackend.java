@@ -103,8 +103,7 @@ public final class RamBackend implements BlockBackend {
     }
 
     @Override
-    public void writeZeroes(long offset, long length, boolean mayDeallocate, Object attachment,
-                            BackendCallback callback) {
+    public void writeZeroes(long offset, long length, Object attachment, BackendCallback callback) {
         callback.backendDone(attachment, zero(offset, length));
     }
 

@@ -84,6 +84,11 @@ final class ScriptedBackend implements BlockBackend {
     }
 
     @Override
+    public void writeZeroes(long offset, long length, Object a, BackendCallback cb) {
+        writeZeroes(offset, length, false, a, cb);
+    }
+
+    @Override
     public void writeZeroes(long offset, long length, boolean mayDeallocate, Object a, BackendCallback cb) {
         lastMayDeallocate = mayDeallocate;
         writeZeroes++;
