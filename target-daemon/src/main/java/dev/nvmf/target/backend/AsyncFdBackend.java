@@ -1,5 +1,8 @@
 package dev.nvmf.target.backend;
 
+import dev.nvmf.verbs.Errno;
+import dev.nvmf.verbs.ffm.Libc;
+
 import org.agrona.concurrent.ManyToManyConcurrentArrayQueue;
 
 import java.lang.foreign.Arena;
@@ -38,10 +41,9 @@ import java.util.concurrent.locks.LockSupport;
  * Flush is fdatasync. A FUA write is pwritev2(RWF_DSYNC) when {@link FuaMode#RWF_DSYNC} is chosen and the kernel
  * accepts it (one system call; for O_DIRECT on a device the kernel can send the write with the FUA bit), otherwise
  * pwrite followed by fdatasync. {@link #fdatasyncCalls()} and {@link #dsyncWrites()} count both for tests and metrics.
- * RWF_DSYNC is the default: measured on the build VM (ext4 on virtio, and a loop device over it; 1000 serial 4 KiB FUA
- * writes, two rounds) neither mode was consistently faster (file 174-796 us vs 223-529 us; loop 1.2-3.9 ms vs
- * 1.9-3.7 ms: the machine was shared, the noise exceeds the difference), so the choice rests on the syscall count and
- * on the fact that fdatasync flushes the whole device cache while a DSYNC O_DIRECT write can carry FUA alone.
+ * RWF_DSYNC is the default because it is one system call instead of two, and because fdatasync flushes the whole
+ * device cache while a DSYNC write on an O_DIRECT descriptor can go to the device as one write with FUA set; a
+ * measurement found neither mode faster than the other's noise (docs/performance.md, "FUA writes").
  */
 public abstract class AsyncFdBackend implements BlockBackend {
     /** How a Force Unit Access write is made durable. */
@@ -122,7 +124,7 @@ public abstract class AsyncFdBackend implements BlockBackend {
         this.directIo = directIo;
         this.logicalBlockSize = Math.max(1, logicalBlockSize);
         this.maxInFlight = maxInFlight;
-        this.useDsyncWrites = fuaMode == FuaMode.RWF_DSYNC && LibC.hasPwritev2();
+        this.useDsyncWrites = fuaMode == FuaMode.RWF_DSYNC && Libc.hasPwritev2();
         this.zeroes = arena.allocate(ZERO_BUFFER_BYTES, 4096);
         // Twice the pool: an offer to a slot whose previous occupant's consumer has not yet finished its poll
         // (the only way these queues refuse an offer below capacity) then needs a consumer stalled for a full lap.
@@ -235,14 +237,14 @@ public abstract class AsyncFdBackend implements BlockBackend {
             return sizeBytes;
         }
         try (Arena a = Arena.ofConfined()) {
-            MemorySegment errno = LibC.newErrnoState(a);
+            MemorySegment errno = Libc.allocateCapture(a);
             long size;
             if (blockDevice) {
                 MemorySegment value = a.allocate(ValueLayout.JAVA_LONG);
-                size = LibC.ioctl(errno, fd, LibC.BLKGETSIZE64, value.address()) == 0
+                size = Libc.ioctl(errno, fd, Libc.BLKGETSIZE64, value.address()) == 0
                         ? value.get(ValueLayout.JAVA_LONG, 0) : -1;
             } else {
-                size = LibC.lseek(errno, fd, 0, LibC.SEEK_END);
+                size = Libc.lseek(errno, fd, 0, Libc.SEEK_END);
             }
             if (size > 0) {
                 sizeBytes = size;
@@ -258,13 +260,13 @@ public abstract class AsyncFdBackend implements BlockBackend {
      */
     private static boolean probePunchHole(int fd) {
         try (Arena a = Arena.ofConfined()) {
-            MemorySegment errno = LibC.newErrnoState(a);
-            long end = LibC.lseek(errno, fd, 0, LibC.SEEK_END);
+            MemorySegment errno = Libc.allocateCapture(a);
+            long end = Libc.lseek(errno, fd, 0, Libc.SEEK_END);
             if (end < 0) {
                 return false;
             }
             long past = (end + 4095) & ~4095L;
-            return LibC.fallocate(errno, fd, LibC.FALLOC_FL_PUNCH_HOLE | LibC.FALLOC_FL_KEEP_SIZE, past, 4096) == 0;
+            return Libc.fallocate(errno, fd, Libc.FALLOC_FL_PUNCH_HOLE | Libc.FALLOC_FL_KEEP_SIZE, past, 4096) == 0;
         }
     }
 
@@ -351,15 +353,13 @@ public abstract class AsyncFdBackend implements BlockBackend {
     }
 
     private int checkTransfer(long offset, MemorySegment buffer, int length) {
-        if (buffer == null) {
-            return -Errno.EINVAL;
-        }
-        int status = checkRange(offset, length);
+        int status = buffer == null ? -Errno.EINVAL : checkRange(offset, length);
         if (status != 0) {
             return status;
         }
-        if (length > buffer.byteSize()) {
-            return -Errno.ERANGE;
+        status = Ranges.checkTransfer(offset, buffer, length, sizeBytes);
+        if (status != 0) {
+            return status;
         }
         if (!buffer.isNative()) {
             return -Errno.EFAULT; // a heap array has no stable address for the kernel
@@ -368,11 +368,9 @@ public abstract class AsyncFdBackend implements BlockBackend {
     }
 
     private int checkRange(long offset, long length) {
-        if (offset < 0 || length < 0) {
-            return -Errno.EINVAL;
-        }
-        if (offset > sizeBytes || length > sizeBytes - offset) {
-            return -Errno.ERANGE;
+        int status = Ranges.check(offset, length, sizeBytes);
+        if (status != 0) {
+            return status;
         }
         if (directIo && ((offset | length) & (logicalBlockSize - 1)) != 0) {
             return -Errno.EINVAL; // O_DIRECT: the device cannot address less than a logical block
@@ -470,7 +468,7 @@ public abstract class AsyncFdBackend implements BlockBackend {
             }
         }
         try (Arena a = Arena.ofConfined()) {
-            LibC.close(LibC.newErrnoState(a), fd);
+            Libc.close(Libc.allocateCapture(a), fd);
         }
         arena.close();
         if (interrupted) {
@@ -488,7 +486,7 @@ public abstract class AsyncFdBackend implements BlockBackend {
         private final MemorySegment bounce;
 
         Worker() {
-            errno = LibC.newErrnoState(arena);
+            errno = Libc.allocateCapture(arena);
             iovec = arena.allocate(16, 8);
             range = arena.allocate(16, 8);
             bounce = directIo ? arena.allocate(BOUNCE_BUFFER_BYTES, 4096) : MemorySegment.NULL;
@@ -567,13 +565,13 @@ public abstract class AsyncFdBackend implements BlockBackend {
         private int preadFully(long offset, long address, long length) {
             long done = 0;
             while (done < length) {
-                long r = LibC.pread(errno, fd, address + done, length - done, offset + done);
+                long r = Libc.pread(errno, fd, address + done, length - done, offset + done);
                 if (r > 0) {
                     done += r;
                 } else if (r == 0) {
                     return -Errno.EIO; // end of file inside the namespace: the file shrank under us
                 } else {
-                    int e = LibC.errno(errno);
+                    int e = Libc.errno(errno);
                     if (e != Errno.EINTR) {
                         return -e;
                     }
@@ -614,19 +612,19 @@ public abstract class AsyncFdBackend implements BlockBackend {
                 if (dsync) {
                     iovec.set(ValueLayout.JAVA_LONG, 0, address + done);
                     iovec.set(ValueLayout.JAVA_LONG, 8, length - done);
-                    r = LibC.pwritev2(errno, fd, iovec.address(), 1, offset + done, LibC.RWF_DSYNC);
+                    r = Libc.pwritev2(errno, fd, iovec.address(), 1, offset + done, Libc.RWF_DSYNC);
                     if (r >= 0) {
                         dsyncWrites.incrementAndGet();
                     }
                 } else {
-                    r = LibC.pwrite(errno, fd, address + done, length - done, offset + done);
+                    r = Libc.pwrite(errno, fd, address + done, length - done, offset + done);
                 }
                 if (r > 0) {
                     done += r;
                 } else if (r == 0) {
                     return -Errno.EIO;
                 } else {
-                    int e = LibC.errno(errno);
+                    int e = Libc.errno(errno);
                     if (e != Errno.EINTR) {
                         return -e;
                     }
@@ -638,10 +636,10 @@ public abstract class AsyncFdBackend implements BlockBackend {
         private int fdatasync() {
             while (true) {
                 fdatasyncCalls.incrementAndGet();
-                if (LibC.fdatasync(errno, fd) == 0) {
+                if (Libc.fdatasync(errno, fd) == 0) {
                     return 0;
                 }
-                int e = LibC.errno(errno);
+                int e = Libc.errno(errno);
                 if (e != Errno.EINTR) {
                     return -e;
                 }
@@ -653,7 +651,7 @@ public abstract class AsyncFdBackend implements BlockBackend {
                 return 0;
             }
             if (!zeroRangeUnsupported) {
-                int status = fallocate(LibC.FALLOC_FL_ZERO_RANGE, offset, length);
+                int status = fallocate(Libc.FALLOC_FL_ZERO_RANGE, offset, length);
                 if (!unsupported(status)) {
                     return status;
                 }
@@ -662,7 +660,7 @@ public abstract class AsyncFdBackend implements BlockBackend {
             if (blockDevice && !zeroOutIoctlUnsupported) {
                 range.set(ValueLayout.JAVA_LONG, 0, offset);
                 range.set(ValueLayout.JAVA_LONG, 8, length);
-                int status = ioctl(LibC.BLKZEROOUT, range.address());
+                int status = ioctl(Libc.BLKZEROOUT, range.address());
                 if (!unsupported(status)) {
                     zeroOutIoctls.incrementAndGet();
                     return status;
@@ -714,7 +712,7 @@ public abstract class AsyncFdBackend implements BlockBackend {
                 }
                 range.set(ValueLayout.JAVA_LONG, 0, offset);
                 range.set(ValueLayout.JAVA_LONG, 8, length);
-                int status = ioctl(LibC.BLKDISCARD, range.address());
+                int status = ioctl(Libc.BLKDISCARD, range.address());
                 if (unsupported(status)) {
                     discardUnsupported = true;
                     return -Errno.EOPNOTSUPP;
@@ -733,7 +731,7 @@ public abstract class AsyncFdBackend implements BlockBackend {
 
         /** fallocate(PUNCH_HOLE | KEEP_SIZE); remembers a refusal. */
         private int punchHole(long offset, long length) {
-            int status = fallocate(LibC.FALLOC_FL_PUNCH_HOLE | LibC.FALLOC_FL_KEEP_SIZE, offset, length);
+            int status = fallocate(Libc.FALLOC_FL_PUNCH_HOLE | Libc.FALLOC_FL_KEEP_SIZE, offset, length);
             if (unsupported(status)) {
                 punchHoleUnsupported = true;
             } else if (status == 0) {
@@ -748,10 +746,10 @@ public abstract class AsyncFdBackend implements BlockBackend {
 
         private int fallocate(int mode, long offset, long length) {
             while (true) {
-                if (LibC.fallocate(errno, fd, mode, offset, length) == 0) {
+                if (Libc.fallocate(errno, fd, mode, offset, length) == 0) {
                     return 0;
                 }
-                int e = LibC.errno(errno);
+                int e = Libc.errno(errno);
                 if (e != Errno.EINTR) {
                     return -e;
                 }
@@ -760,10 +758,10 @@ public abstract class AsyncFdBackend implements BlockBackend {
 
         private int ioctl(long request, long argument) {
             while (true) {
-                if (LibC.ioctl(errno, fd, request, argument) == 0) {
+                if (Libc.ioctl(errno, fd, request, argument) == 0) {
                     return 0;
                 }
-                int e = LibC.errno(errno);
+                int e = Libc.errno(errno);
                 if (e != Errno.EINTR) {
                     return -e;
                 }

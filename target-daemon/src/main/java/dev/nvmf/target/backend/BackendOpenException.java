@@ -1,5 +1,7 @@
 package dev.nvmf.target.backend;
 
+import dev.nvmf.verbs.Errno;
+
 import java.io.IOException;
 import java.nio.file.Path;
 
@@ -19,9 +21,14 @@ public final class BackendOpenException extends IOException {
     }
 
     BackendOpenException(Path path, String message) {
-        super(path + ": " + message);
+        this(path, message, 0, null);
+    }
+
+    /** A message already complete after the path, with the errno it names (0 if none) and its cause. */
+    BackendOpenException(Path path, String message, int errno, Throwable cause) {
+        super(path + ": " + message, cause);
         this.path = path;
-        this.errno = 0;
+        this.errno = Math.abs(errno);
     }
 
     /** The path that could not be opened. */

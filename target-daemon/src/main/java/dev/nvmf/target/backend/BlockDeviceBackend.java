@@ -1,5 +1,8 @@
 package dev.nvmf.target.backend;
 
+import dev.nvmf.verbs.Errno;
+import dev.nvmf.verbs.ffm.Libc;
+
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -72,13 +75,13 @@ public final class BlockDeviceBackend extends AsyncFdBackend {
         boolean readOnly = spec.readOnly();
         boolean direct = true;
         StringBuilder note = new StringBuilder();
-        int flags = LibC.O_CLOEXEC | LibC.O_DIRECT | (readOnly ? LibC.O_RDONLY : LibC.O_RDWR | LibC.O_EXCL);
+        int flags = Libc.O_CLOEXEC | Libc.O_DIRECT | (readOnly ? Libc.O_RDONLY : Libc.O_RDWR | Libc.O_EXCL);
         int fd = Fds.open(path, flags, 0);
         int firstFlags = flags;
         int firstError = fd;
         if (fd == -Errno.EINVAL) {
             // The device (or the file system under a non-device path) does not do O_DIRECT.
-            flags &= ~LibC.O_DIRECT;
+            flags &= ~Libc.O_DIRECT;
             fd = Fds.open(path, flags, 0);
             if (fd >= 0) {
                 direct = false;
@@ -86,7 +89,7 @@ public final class BlockDeviceBackend extends AsyncFdBackend {
             }
         }
         if (fd < 0 && !readOnly && Fds.permissionDenied(-fd)) {
-            int roFlags = (flags & ~(LibC.O_RDWR | LibC.O_EXCL)) | LibC.O_RDONLY;
+            int roFlags = (flags & ~(Libc.O_RDWR | Libc.O_EXCL)) | Libc.O_RDONLY;
             int retry = Fds.open(path, roFlags, 0);
             if (retry >= 0) {
                 note.append(" (read-only: ").append(Errno.name(fd)).append(" for writing)");
@@ -102,7 +105,7 @@ public final class BlockDeviceBackend extends AsyncFdBackend {
         try {
             long size;
             try {
-                size = Fds.ioctlLong(path, fd, LibC.BLKGETSIZE64, "BLKGETSIZE64");
+                size = Fds.ioctlLong(path, fd, Libc.BLKGETSIZE64, "BLKGETSIZE64");
             } catch (BackendOpenException e) {
                 if (e.errno() == Errno.ENOTTY) {
                     throw new BackendOpenException(path, "is not a block device: ioctl(BLKGETSIZE64)", e.errno());
@@ -112,15 +115,15 @@ public final class BlockDeviceBackend extends AsyncFdBackend {
             if (size <= 0) {
                 throw new BackendOpenException(path, "the device has no capacity (size " + size + ")");
             }
-            int logical = Fds.ioctlInt(path, fd, LibC.BLKSSZGET, "BLKSSZGET");
-            int physical = Fds.ioctlInt(path, fd, LibC.BLKPBSZGET, "BLKPBSZGET");
-            Limits limits = new Limits(physical, optionalIoctl(path, fd, LibC.BLKIOOPT, "BLKIOOPT"),
+            int logical = Fds.ioctlInt(path, fd, Libc.BLKSSZGET, "BLKSSZGET");
+            int physical = Fds.ioctlInt(path, fd, Libc.BLKPBSZGET, "BLKPBSZGET");
+            Limits limits = new Limits(physical, optionalIoctl(path, fd, Libc.BLKIOOPT, "BLKIOOPT"),
                     (int) Math.min(Integer.MAX_VALUE, queueAttribute(path, "discard_granularity")),
-                    optionalIoctl(path, fd, LibC.BLKDISCARDZEROES, "BLKDISCARDZEROES") == 1);
+                    optionalIoctl(path, fd, Libc.BLKDISCARDZEROES, "BLKDISCARDZEROES") == 1);
             if (logical <= 0 || Integer.bitCount(logical) != 1) {
                 throw new BackendOpenException(path, "the device reports a logical block size of " + logical);
             }
-            if (!readOnly && Fds.ioctlInt(path, fd, LibC.BLKROGET, "BLKROGET") != 0) {
+            if (!readOnly && Fds.ioctlInt(path, fd, Libc.BLKROGET, "BLKROGET") != 0) {
                 note.append(" (read-only: the device is read-only)");
                 readOnly = true;
             }

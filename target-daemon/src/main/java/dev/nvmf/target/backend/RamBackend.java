@@ -1,5 +1,7 @@
 package dev.nvmf.target.backend;
 
+import dev.nvmf.verbs.Errno;
+
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 
@@ -147,24 +149,11 @@ public final class RamBackend implements BlockBackend {
         if (closed) {
             return -Errno.ENODEV;
         }
-        if (buffer == null) {
-            return -Errno.EINVAL;
-        }
-        int status = checkRange(offset, length);
-        if (status == 0 && length > buffer.byteSize()) {
-            return -Errno.ERANGE;
-        }
-        return status;
+        return Ranges.checkTransfer(offset, buffer, length, sizeBytes);
     }
 
     private int checkRange(long offset, long length) {
-        if (offset < 0 || length < 0) {
-            return -Errno.EINVAL;
-        }
-        if (offset > sizeBytes || length > sizeBytes - offset) {
-            return -Errno.ERANGE;
-        }
-        return 0;
+        return Ranges.check(offset, length, sizeBytes);
     }
 
     /** Frees the memory. Operations issued afterwards complete with {@code -ENODEV}. Idempotent. */

@@ -11,7 +11,7 @@ import java.util.logging.Logger;
 import dev.nvmf.target.config.ConfigError;
 import dev.nvmf.target.config.ConfigException;
 import dev.nvmf.target.config.ConfigLoader;
-import dev.nvmf.target.config.LoggingConfig;
+import dev.nvmf.target.config.LoggingSection;
 import dev.nvmf.target.config.TargetConfig;
 import dev.nvmf.target.metrics.TargetMetrics;
 import dev.nvmf.target.service.DryRunRuntime;
@@ -49,7 +49,7 @@ final class ServeCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        LogSetup.configure(LoggingConfig.defaults(), System.getenv(), System.err);
+        LogSetup.configure(LoggingSection.defaults(), System.getenv(), System.err);
         SdNotify notify = SdNotify.fromEnvironment();
         TargetConfig cfg;
         try {

@@ -16,7 +16,14 @@ import java.util.Set;
  * <p>Identity: hosts and subsystems by NQN, namespaces by NSID within their subsystem, ports by id. A namespace
  * whose backing (device/file/RAM size) or identifiers changed is reported as changed; the runtime removes and
  * re-adds it (hosts see a namespace-attribute-changed event). A port whose address or queue parameters changed
- * must be re-created ({@link PortChange#listenerChanged}); one whose subsystem list alone changed is re-linked.
+ * must be re-created ({@link PortChange#listenerChanged}); one whose subsystem list or referrals alone changed is
+ * re-linked.
+ *
+ * <p>What applies live and what on restart: allowed hosts, allow_any_host, namespaces, subsystems, hosts, ports,
+ * referrals, discovery.all_ports and logging apply live. A subsystem's identity and limits (serial, model, firmware,
+ * version, ieee_oui, cntlid_min, cntlid_max, max_qid: {@link #RESTART_SUBSYSTEM_ATTRIBUTES}) take effect on restart,
+ * since connected hosts hold the old values (the kernel target refuses to change most of them once a host has seen
+ * the subsystem); transport tuning and the metrics listener too ({@link #restartRequired}).
  *
  * @param hostsAdded         host NQNs newly defined
  * @param hostsRemoved       host NQNs no longer defined
@@ -29,12 +36,16 @@ import java.util.Set;
  * @param restartRequired    settings that changed but only take effect on restart (transport tuning, metrics
  *                           listener), as "key: old -> new"
  * @param loggingChanged     the logging settings changed (applied live by the service itself)
+ * @param discoveryChanged   the discovery section changed (applied live)
  */
 public record ConfigDiff(List<String> hostsAdded, List<String> hostsRemoved,
-                         List<SubsystemConfig> subsystemsAdded, List<String> subsystemsRemoved,
+                         List<SubsystemSection> subsystemsAdded, List<String> subsystemsRemoved,
                          List<SubsystemChange> subsystemsChanged,
-                         List<PortConfig> portsAdded, List<Integer> portsRemoved, List<PortChange> portsChanged,
-                         List<String> restartRequired, boolean loggingChanged) {
+                         List<PortSection> portsAdded, List<Integer> portsRemoved, List<PortChange> portsChanged,
+                         List<String> restartRequired, boolean loggingChanged, boolean discoveryChanged) {
+    /** Subsystem attributes that a reload records but that take effect on restart. */
+    public static final Set<String> RESTART_SUBSYSTEM_ATTRIBUTES = Set.of("serial", "model", "firmware", "version",
+            "ieee_oui", "cntlid_min", "cntlid_max", "max_qid");
 
     /**
      * Differences within one subsystem.
@@ -42,7 +53,8 @@ public record ConfigDiff(List<String> hostsAdded, List<String> hostsRemoved,
      * @param nqn                 the subsystem
      * @param before              its old configuration
      * @param after               its new configuration
-     * @param attributesChanged   names of changed attributes among serial, model, allow_any_host
+     * @param attributesChanged   names of changed attributes among serial, model, firmware, version, ieee_oui,
+     *                            cntlid_min, cntlid_max, max_qid, allow_any_host
      * @param namespacesAdded     new namespaces
      * @param namespacesRemoved   NSIDs that go away
      * @param namespacesChanged   namespaces whose settings differ (same NSID)
@@ -50,17 +62,17 @@ public record ConfigDiff(List<String> hostsAdded, List<String> hostsRemoved,
      * @param allowedHostsRemoved host NQNs no longer allowed (their controllers on this subsystem are
      *                            disconnected, as the kernel target does)
      */
-    public record SubsystemChange(String nqn, SubsystemConfig before, SubsystemConfig after,
-                                  List<String> attributesChanged, List<NamespaceConfig> namespacesAdded,
+    public record SubsystemChange(String nqn, SubsystemSection before, SubsystemSection after,
+                                  List<String> attributesChanged, List<NamespaceSection> namespacesAdded,
                                   List<Long> namespacesRemoved, List<NamespaceChange> namespacesChanged,
                                   List<String> allowedHostsAdded, List<String> allowedHostsRemoved) {}
 
     /** One namespace, before and after; {@link #enabledOnly} when nothing but the enabled flag changed. */
-    public record NamespaceChange(NamespaceConfig before, NamespaceConfig after) {
+    public record NamespaceChange(NamespaceSection before, NamespaceSection after) {
         public boolean enabledOnly() {
             return before.enabled() != after.enabled()
-                    && before.equals(new NamespaceConfig(after.nsid(), after.kind(), after.path(), after.ramSize(),
-                    after.uuid(), after.nguid(), after.readOnly(), before.enabled()));
+                    && before.equals(new NamespaceSection(after.nsid(), after.kind(), after.path(), after.ramSize(),
+                    after.uuid(), after.nguid(), after.readOnly(), before.enabled(), after.bufferedIo()));
         }
     }
 
@@ -70,23 +82,26 @@ public record ConfigDiff(List<String> hostsAdded, List<String> hostsRemoved,
      * @param listenerChanged   address or queue parameters changed: the listener is re-created
      * @param subsystemsAdded   subsystems now exposed on it
      * @param subsystemsRemoved subsystems no longer exposed (their controllers through this port disconnect)
+     * @param referralsAdded    referrals now listed by this port's discovery log
+     * @param referralsRemoved  referrals no longer listed
      */
-    public record PortChange(int id, PortConfig before, PortConfig after, boolean listenerChanged,
-                             List<String> subsystemsAdded, List<String> subsystemsRemoved) {}
+    public record PortChange(int id, PortSection before, PortSection after, boolean listenerChanged,
+                             List<String> subsystemsAdded, List<String> subsystemsRemoved,
+                             List<ReferralSection> referralsAdded, List<ReferralSection> referralsRemoved) {}
 
     public static ConfigDiff between(TargetConfig before, TargetConfig after) {
         List<String> hostsAdded = added(nqns(before.hosts()), nqns(after.hosts()));
         List<String> hostsRemoved = added(nqns(after.hosts()), nqns(before.hosts()));
 
-        Map<String, SubsystemConfig> oldSubs = new LinkedHashMap<>();
+        Map<String, SubsystemSection> oldSubs = new LinkedHashMap<>();
         before.subsystems().forEach(s -> oldSubs.put(s.nqn(), s));
-        Map<String, SubsystemConfig> newSubs = new LinkedHashMap<>();
+        Map<String, SubsystemSection> newSubs = new LinkedHashMap<>();
         after.subsystems().forEach(s -> newSubs.put(s.nqn(), s));
-        List<SubsystemConfig> subsAdded = new ArrayList<>();
+        List<SubsystemSection> subsAdded = new ArrayList<>();
         List<String> subsRemoved = new ArrayList<>();
         List<SubsystemChange> subsChanged = new ArrayList<>();
-        for (SubsystemConfig s : after.subsystems()) {
-            SubsystemConfig old = oldSubs.get(s.nqn());
+        for (SubsystemSection s : after.subsystems()) {
+            SubsystemSection old = oldSubs.get(s.nqn());
             if (old == null) {
                 subsAdded.add(s);
             } else if (!old.equals(s)) {
@@ -99,19 +114,20 @@ public record ConfigDiff(List<String> hostsAdded, List<String> hostsRemoved,
             }
         }
 
-        Map<Integer, PortConfig> oldPorts = new LinkedHashMap<>();
+        Map<Integer, PortSection> oldPorts = new LinkedHashMap<>();
         before.ports().forEach(p -> oldPorts.put(p.id(), p));
         Set<Integer> newIds = new LinkedHashSet<>();
-        List<PortConfig> portsAdded = new ArrayList<>();
+        List<PortSection> portsAdded = new ArrayList<>();
         List<PortChange> portsChanged = new ArrayList<>();
-        for (PortConfig p : after.ports()) {
+        for (PortSection p : after.ports()) {
             newIds.add(p.id());
-            PortConfig old = oldPorts.get(p.id());
+            PortSection old = oldPorts.get(p.id());
             if (old == null) {
                 portsAdded.add(p);
             } else if (!old.equals(p)) {
                 portsChanged.add(new PortChange(p.id(), old, p, old.listenerDiffers(p),
-                        added(old.subsystems(), p.subsystems()), added(p.subsystems(), old.subsystems())));
+                        added(old.subsystems(), p.subsystems()), added(p.subsystems(), old.subsystems()),
+                        added(old.referrals(), p.referrals()), added(p.referrals(), old.referrals())));
             }
         }
         List<Integer> portsRemoved = new ArrayList<>();
@@ -122,8 +138,8 @@ public record ConfigDiff(List<String> hostsAdded, List<String> hostsRemoved,
         }
 
         List<String> restart = new ArrayList<>();
-        TransportConfig a = before.transport();
-        TransportConfig b = after.transport();
+        TransportSection a = before.transport();
+        TransportSection b = after.transport();
         change(restart, "transport.max_queue_depth", a.maxQueueDepth(), b.maxQueueDepth());
         change(restart, "transport.max_io_qpairs_per_ctrlr", a.maxIoQpairsPerCtrlr(), b.maxIoQpairsPerCtrlr());
         change(restart, "transport.in_capsule_data_size", a.inCapsuleDataSize(), b.inCapsuleDataSize());
@@ -134,10 +150,11 @@ public record ConfigDiff(List<String> hostsAdded, List<String> hostsRemoved,
         change(restart, "metrics.listen", before.metrics().listen(), after.metrics().listen());
 
         return new ConfigDiff(hostsAdded, hostsRemoved, subsAdded, subsRemoved, subsChanged, portsAdded,
-                portsRemoved, portsChanged, restart, !before.logging().equals(after.logging()));
+                portsRemoved, portsChanged, restart, !before.logging().equals(after.logging()),
+                !before.discovery().equals(after.discovery()));
     }
 
-    private static SubsystemChange subsystemChange(SubsystemConfig old, SubsystemConfig now) {
+    private static SubsystemChange subsystemChange(SubsystemSection old, SubsystemSection now) {
         List<String> attrs = new ArrayList<>();
         if (!old.serial().equals(now.serial())) {
             attrs.add("serial");
@@ -145,12 +162,30 @@ public record ConfigDiff(List<String> hostsAdded, List<String> hostsRemoved,
         if (!old.model().equals(now.model())) {
             attrs.add("model");
         }
+        if (!old.firmware().equals(now.firmware())) {
+            attrs.add("firmware");
+        }
+        if (old.version() != now.version()) {
+            attrs.add("version");
+        }
+        if (old.ieeeOui() != now.ieeeOui()) {
+            attrs.add("ieee_oui");
+        }
+        if (old.cntlidMin() != now.cntlidMin()) {
+            attrs.add("cntlid_min");
+        }
+        if (old.cntlidMax() != now.cntlidMax()) {
+            attrs.add("cntlid_max");
+        }
+        if (old.maxQid() != now.maxQid()) {
+            attrs.add("max_qid");
+        }
         if (old.allowAnyHost() != now.allowAnyHost()) {
             attrs.add("allow_any_host");
         }
-        List<NamespaceConfig> nsAdded = new ArrayList<>();
+        List<NamespaceSection> nsAdded = new ArrayList<>();
         List<NamespaceChange> nsChanged = new ArrayList<>();
-        for (NamespaceConfig n : now.namespaces()) {
+        for (NamespaceSection n : now.namespaces()) {
             var prior = old.namespace(n.nsid());
             if (prior.isEmpty()) {
                 nsAdded.add(n);
@@ -159,7 +194,7 @@ public record ConfigDiff(List<String> hostsAdded, List<String> hostsRemoved,
             }
         }
         List<Long> nsRemoved = new ArrayList<>();
-        for (NamespaceConfig n : old.namespaces()) {
+        for (NamespaceSection n : old.namespaces()) {
             if (now.namespace(n.nsid()).isEmpty()) {
                 nsRemoved.add(n.nsid());
             }
@@ -174,8 +209,8 @@ public record ConfigDiff(List<String> hostsAdded, List<String> hostsRemoved,
         }
     }
 
-    private static List<String> nqns(List<HostConfig> hosts) {
-        return hosts.stream().map(HostConfig::nqn).toList();
+    private static List<String> nqns(List<HostSection> hosts) {
+        return hosts.stream().map(HostSection::nqn).toList();
     }
 
     /** Items of {@code after} not in {@code before}, in order. */
@@ -187,7 +222,8 @@ public record ConfigDiff(List<String> hostsAdded, List<String> hostsRemoved,
     public boolean isEmpty() {
         return hostsAdded.isEmpty() && hostsRemoved.isEmpty() && subsystemsAdded.isEmpty()
                 && subsystemsRemoved.isEmpty() && subsystemsChanged.isEmpty() && portsAdded.isEmpty()
-                && portsRemoved.isEmpty() && portsChanged.isEmpty() && restartRequired.isEmpty() && !loggingChanged;
+                && portsRemoved.isEmpty() && portsChanged.isEmpty() && restartRequired.isEmpty() && !loggingChanged
+                && !discoveryChanged;
     }
 
     /** One line per change, "+"/"-"/"~" prefixed, for the log and {@code check-config --against}. */
@@ -197,11 +233,13 @@ public record ConfigDiff(List<String> hostsAdded, List<String> hostsRemoved,
         subsystemsRemoved.forEach(nqn -> out.add("- subsystem " + nqn));
         hostsRemoved.forEach(nqn -> out.add("- host " + nqn));
         hostsAdded.forEach(nqn -> out.add("+ host " + nqn));
-        for (SubsystemConfig s : subsystemsAdded) {
+        for (SubsystemSection s : subsystemsAdded) {
             out.add("+ subsystem " + s.nqn() + " (" + s.namespaces().size() + " namespaces)");
         }
         for (SubsystemChange c : subsystemsChanged) {
-            c.attributesChanged().forEach(a -> out.add("~ subsystem " + c.nqn() + " " + a));
+            c.attributesChanged().forEach(a -> out.add(RESTART_SUBSYSTEM_ATTRIBUTES.contains(a)
+                    ? "! subsystem " + c.nqn() + " " + a + " (takes effect on restart)"
+                    : "~ subsystem " + c.nqn() + " " + a));
             c.namespacesRemoved().forEach(n -> out.add("- namespace " + c.nqn() + " nsid " + n));
             c.namespacesAdded().forEach(n -> out.add("+ namespace " + c.nqn() + " nsid " + n.nsid() + " "
                     + n.describeBacking()));
@@ -219,6 +257,11 @@ public record ConfigDiff(List<String> hostsAdded, List<String> hostsRemoved,
             }
             c.subsystemsRemoved().forEach(s -> out.add("- port " + c.id() + " subsystem " + s));
             c.subsystemsAdded().forEach(s -> out.add("+ port " + c.id() + " subsystem " + s));
+            c.referralsRemoved().forEach(r -> out.add("- port " + c.id() + " referral " + r.describe()));
+            c.referralsAdded().forEach(r -> out.add("+ port " + c.id() + " referral " + r.describe()));
+        }
+        if (discoveryChanged) {
+            out.add("~ discovery.all_ports");
         }
         if (loggingChanged) {
             out.add("~ logging");

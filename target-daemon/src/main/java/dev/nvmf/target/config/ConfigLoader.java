@@ -11,6 +11,7 @@ import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
@@ -20,6 +21,7 @@ import java.util.Set;
 import java.util.UUID;
 import java.util.regex.Pattern;
 
+import dev.nvmf.target.core.subsystem.SubsystemConfig;
 import org.snakeyaml.engine.v2.api.LoadSettings;
 import org.snakeyaml.engine.v2.api.lowlevel.Compose;
 import org.snakeyaml.engine.v2.exceptions.MarkedYamlEngineException;
@@ -30,12 +32,11 @@ import org.snakeyaml.engine.v2.schema.CoreSchema;
 
 /**
  * Reads and validates the YAML configuration. Everything is checked before anything starts: unknown keys, wrong
- * types, ranges, NQN syntax, duplicates, references between sections and (optionally) that device files exist.
- * Every error names file:line:column and the key path; all of them are reported at once.
+ * types, ranges ({@link Limits}), NQNs, duplicates, references between sections and (optionally) that device files
+ * exist. Every error names file:line:column and the key path; all of them are reported at once, each problem once
+ * (a reference to a name that was itself refused is not reported again).
  */
 public final class ConfigLoader {
-    /** The largest NSID (NVMe Base 2.0 section 3.2.1.2: FFFFFFFFh is the broadcast value). */
-    public static final long MAX_NSID = 0xFFFF_FFFEL;
     private static final Pattern NGUID_HEX = Pattern.compile("[0-9a-fA-F]{32}");
     private static final Pattern UUID_TEXT =
             Pattern.compile("[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}");
@@ -103,6 +104,31 @@ public final class ConfigLoader {
         }
     }
 
+    /** "2.0" or "1.2.1" in the VS register encoding; -1 if not MAJOR.MINOR[.TERTIARY] with a supported major. */
+    static int parseVersion(String text) {
+        var m = Pattern.compile("(\\d{1,3})\\.(\\d{1,3})(?:\\.(\\d{1,3}))?").matcher(text.trim());
+        if (!m.matches()) {
+            return -1;
+        }
+        int major = Integer.parseInt(m.group(1));
+        int minor = Integer.parseInt(m.group(2));
+        int tertiary = m.group(3) == null ? 0 : Integer.parseInt(m.group(3));
+        if (!Limits.VERSION_MAJOR.contains(major) || minor > 255 || tertiary > 255) {
+            return -1;
+        }
+        return major << 16 | minor << 8 | tertiary;
+    }
+
+    /** An integer in decimal or 0x-hex, as YAML and nvmetcli write them; -1 if it is neither. */
+    static long parseInteger(String text) {
+        String t = text.trim();
+        try {
+            return t.startsWith("0x") || t.startsWith("0X") ? Long.parseLong(t.substring(2), 16) : Long.parseLong(t);
+        } catch (NumberFormatException e) {
+            return -1;
+        }
+    }
+
     /** The derived namespace UUID used when none is configured: stable for a given subsystem NQN and NSID. */
     public static UUID derivedUuid(String subsystemNqn, long nsid) {
         return UUID.nameUUIDFromBytes((subsystemNqn + "/ns/" + nsid).getBytes(StandardCharsets.UTF_8));
@@ -114,14 +140,15 @@ public final class ConfigLoader {
         return String.format(Locale.ROOT, "%016x", u.getMostSignificantBits());
     }
 
-    public static final String DEFAULT_MODEL = "nvmf-target";
-
     private static final class Reader {
         private final Problems p;
         private final Options options;
         /** Where each host NQN was defined, for "not defined" and duplicate errors. */
         private final Map<String, Node> hostNodes = new HashMap<>();
         private final Map<String, Node> subsystemNodes = new HashMap<>();
+        /** Names already reported as invalid: references to them are not reported a second time. */
+        private final Set<String> refusedHosts = new HashSet<>();
+        private final Set<String> refusedSubsystems = new HashSet<>();
 
         Reader(Problems problems, Options options) {
             this.p = problems;
@@ -137,53 +164,45 @@ public final class ConfigLoader {
             if (top == null) {
                 return null;
             }
-            TransportConfig transport = transport(top.map("transport"));
-            List<HostConfig> hosts = hosts(top);
-            List<SubsystemConfig> subsystems = subsystems(top);
-            List<PortConfig> ports = ports(top, transport);
-            MetricsConfig metrics = metrics(top.map("metrics"));
-            LoggingConfig logging = logging(top.map("logging"));
+            TransportSection transport = transport(top.map("transport"));
+            List<HostSection> hosts = hosts(top);
+            List<SubsystemSection> subsystems = subsystems(top, transport);
+            List<PortSection> ports = ports(top, transport);
+            DiscoverySection discovery = discovery(top.map("discovery"));
+            MetricsSection metrics = metrics(top.map("metrics"));
+            LoggingSection logging = logging(top.map("logging"));
             top.rejectUnknown();
             if (subsystems.isEmpty() && !p.hasErrors()) {
                 p.warning(root, "subsystems", "no subsystems are configured: hosts can only reach discovery");
             }
-            return new TargetConfig(hosts, ports, subsystems, transport, metrics, logging);
+            return new TargetConfig(hosts, ports, subsystems, transport, discovery, metrics, logging);
         }
 
-        TransportConfig transport(MapReader m) {
-            TransportConfig d = TransportConfig.defaults();
+        TransportSection transport(MapReader m) {
+            TransportSection d = TransportSection.defaults();
             if (m == null) {
                 return d;
             }
-            // Limits: queue sizes as the kernel target allows (NVMET_QUEUE_SIZE 1024, NVMe AQA max 4096),
-            // MDTS a power of two from 4 KiB (the minimum memory page size) to 16 MiB.
-            int depth = (int) m.integer("max_queue_depth", d.maxQueueDepth(), 2, 1024);
-            int qpairs = (int) m.integer("max_io_qpairs_per_ctrlr", d.maxIoQpairsPerCtrlr(), 1, 65535);
-            int maxIo = (int) m.size("max_io_size", d.maxIoSize(), 4096, 16 << 20);
-            if (m.has("max_io_size") && Integer.bitCount(maxIo) != 1) {
-                p.error(m.value("max_io_size"), m.path("max_io_size"), "must be a power of two (MDTS is a power "
-                        + "of two times the memory page size), found " + maxIo);
-            }
+            int depth = (int) m.integer("max_queue_depth", d.maxQueueDepth(), Limits.QUEUE_DEPTH);
+            int qpairs = (int) m.integer("max_io_qpairs_per_ctrlr", d.maxIoQpairsPerCtrlr(),
+                    Limits.IO_QPAIRS_PER_CTRLR);
+            int maxIo = (int) m.size("max_io_size", d.maxIoSize(), Limits.MAX_IO_SIZE);
             int icd = inCapsule(m, d.inCapsuleDataSize(), maxIo);
-            int aq = (int) m.integer("max_aq_depth", d.maxAqDepth(), 2, 4096);
-            int pollers = (int) m.integer("pollers", d.pollers(), 1, 256);
+            int aq = (int) m.integer("max_aq_depth", d.maxAqDepth(), Limits.ADMIN_QUEUE_DEPTH);
+            int pollers = (int) m.integer("pollers", d.pollers(), Limits.POLLERS);
             m.rejectUnknown();
-            return new TransportConfig(depth, qpairs, icd, maxIo, aq, pollers);
+            return new TransportSection(depth, qpairs, icd, maxIo, aq, pollers);
         }
 
-        /** in_capsule_data_size: multiple of 16 (IOCCSZ counts 16-byte units), at most max_io_size. */
+        /** in_capsule_data_size: {@link Limits#IN_CAPSULE_DATA_SIZE}, and at most max_io_size. */
         int inCapsule(MapReader m, int fallback, int maxIo) {
-            Node v = m.value("in_capsule_data_size");
-            int icd = (int) m.size("in_capsule_data_size", fallback, 0, maxIo);
-            if (v != null && icd % 16 != 0) {
-                p.error(v, m.path("in_capsule_data_size"), "must be a multiple of 16 bytes (IOCCSZ is in 16-byte "
-                        + "units), found " + icd);
-            }
-            return icd;
+            Limits.SizeRule rule = Limits.IN_CAPSULE_DATA_SIZE;
+            return (int) m.size("in_capsule_data_size", Math.min(fallback, maxIo),
+                    rule.withMax(Math.min(rule.max(), maxIo)));
         }
 
-        List<HostConfig> hosts(MapReader top) {
-            List<HostConfig> out = new ArrayList<>();
+        List<HostSection> hosts(MapReader top) {
+            List<HostSection> out = new ArrayList<>();
             List<Node> items = top.list("hosts");
             for (int i = 0; i < items.size(); i++) {
                 String path = "hosts[" + i + "]";
@@ -191,7 +210,7 @@ public final class ConfigLoader {
                 if (h == null) {
                     continue;
                 }
-                String nqn = nqn(h, "nqn");
+                String nqn = nqn(h, "nqn", refusedHosts);
                 h.rejectUnknown();
                 if (nqn == null) {
                     continue;
@@ -202,13 +221,17 @@ public final class ConfigLoader {
                             + Problems.where(first) + ")");
                     continue;
                 }
-                out.add(new HostConfig(nqn));
+                out.add(new HostSection(nqn));
             }
             return out;
         }
 
-        /** Reads a required NQN and checks its syntax. */
-        String nqn(MapReader m, String key) {
+        /**
+         * Reads a required NQN: an error when the kernel target would refuse it (the name is remembered in
+         * {@code refused}, so that references to it are not reported again), a warning when it is accepted but not
+         * in the specification's form.
+         */
+        String nqn(MapReader m, String key, Set<String> refused) {
             String nqn = m.requiredString(key);
             if (nqn == null) {
                 return null;
@@ -216,13 +239,63 @@ public final class ConfigLoader {
             String problem = Nqn.problem(nqn);
             if (problem != null) {
                 p.error(m.value(key), m.path(key), problem);
+                refused.add(nqn);
                 return null;
+            }
+            String form = Nqn.nonconformance(nqn);
+            if (form != null) {
+                p.warning(m.value(key), m.path(key), form + "; the Linux kernel target and host accept it, other "
+                        + "hosts may not");
             }
             return nqn;
         }
 
-        List<SubsystemConfig> subsystems(MapReader top) {
-            List<SubsystemConfig> out = new ArrayList<>();
+        /** max_qid: 1 to transport.max_io_qpairs_per_ctrlr, which the transport enforces for every subsystem. */
+        int maxQid(MapReader s, TransportSection transport) {
+            int limit = transport.maxIoQpairsPerCtrlr();
+            Node v = s.value("max_qid");
+            long q = s.integer("max_qid", limit, Limits.IO_QPAIRS_PER_CTRLR);
+            if (v != null && q > limit) {
+                p.error(v, s.path("max_qid"), "max_qid " + q + " is above transport.max_io_qpairs_per_ctrlr ("
+                        + limit + "), which the transport enforces for every subsystem; raise that or lower this");
+                return limit;
+            }
+            return (int) q;
+        }
+
+        /** version: "MAJOR.MINOR" or "MAJOR.MINOR.TERTIARY" as the kernel's attr_version takes it. */
+        int version(MapReader s) {
+            String text = s.string("version", null);
+            if (text == null) {
+                return SubsystemConfig.DEFAULT_VERSION;
+            }
+            int v = parseVersion(text);
+            if (v < 0) {
+                p.error(s.value("version"), s.path("version"), "'" + text + "' is not an NVMe version: expected "
+                        + "MAJOR.MINOR or MAJOR.MINOR.TERTIARY with a major version of "
+                        + Limits.VERSION_MAJOR.min() + " or " + Limits.VERSION_MAJOR.max() + " (such as 1.3 or 2.0)");
+                return SubsystemConfig.DEFAULT_VERSION;
+            }
+            return v;
+        }
+
+        /** ieee_oui: 24 bits, as a number (0x001b21) or a string ("0x001b21", as nvmetcli saves it). */
+        int ieeeOui(MapReader s) {
+            Node v = s.value("ieee_oui");
+            if (v == null) {
+                return SubsystemConfig.DEFAULT_IEEE_OUI;
+            }
+            long oui = v instanceof ScalarNode sc ? parseInteger(sc.getValue()) : -1;
+            if (!Limits.IEEE_OUI.contains(oui)) {
+                p.error(v, s.path("ieee_oui"), "expected a 24-bit IEEE OUI, 0x000000 to 0xffffff, found "
+                        + MapReader.describe(v));
+                return SubsystemConfig.DEFAULT_IEEE_OUI;
+            }
+            return (int) oui;
+        }
+
+        List<SubsystemSection> subsystems(MapReader top, TransportSection transport) {
+            List<SubsystemSection> out = new ArrayList<>();
             List<Node> items = top.list("subsystems");
             Map<UUID, String> uuids = new HashMap<>();
             Map<String, String> nguids = new HashMap<>();
@@ -232,11 +305,17 @@ public final class ConfigLoader {
                 if (s == null) {
                     continue;
                 }
-                String nqn = nqn(s, "nqn");
+                String nqn = nqn(s, "nqn", refusedSubsystems);
                 if (nqn != null && nqn.equals(Nqn.DISCOVERY)) {
                     p.error(s.value("nqn"), s.path("nqn"), "'" + nqn + "' is the discovery subsystem's NQN; the "
                             + "target provides discovery itself");
+                    refusedSubsystems.add(nqn);
                     nqn = null;
+                }
+                if (nqn != null && nqn.getBytes(StandardCharsets.UTF_8).length == Nqn.MAX_BYTES) {
+                    p.warning(s.value("nqn"), s.path("nqn"), "the Linux host refuses to connect to a subsystem NQN "
+                            + "of " + Nqn.MAX_BYTES + " bytes (it needs fewer; kernel host fabrics.c, "
+                            + "nvmf_parse_options)");
                 }
                 if (nqn != null) {
                     Node first = subsystemNodes.putIfAbsent(nqn, s.value("nqn"));
@@ -247,23 +326,37 @@ public final class ConfigLoader {
                     }
                 }
                 String serial = s.string("serial", nqn == null ? "" : derivedSerial(nqn));
-                ascii(s, "serial", serial, 20);
-                String model = s.string("model", DEFAULT_MODEL);
-                ascii(s, "model", model, 40);
+                ascii(s, "serial", serial, Limits.SERIAL_MAX_LENGTH);
+                String model = s.string("model", SubsystemSection.DEFAULT_MODEL);
+                ascii(s, "model", model, Limits.MODEL_MAX_LENGTH);
+                String firmware = s.string("firmware", SubsystemSection.DEFAULT_FIRMWARE);
+                ascii(s, "firmware", firmware, Limits.FIRMWARE_MAX_LENGTH);
+                int cntlidMin = (int) s.integer("cntlid_min", Limits.CNTLID.min(), Limits.CNTLID);
+                int cntlidMax = (int) s.integer("cntlid_max", Limits.CNTLID.max(), Limits.CNTLID);
+                if (cntlidMin > cntlidMax) {
+                    Node at = s.value("cntlid_max") != null ? s.value("cntlid_max") : s.value("cntlid_min");
+                    p.error(at, s.path(s.value("cntlid_max") != null ? "cntlid_max" : "cntlid_min"), "cntlid_min "
+                            + cntlidMin + " is above cntlid_max " + cntlidMax + ": the range of controller ids is "
+                            + "empty");
+                }
+                int maxQid = maxQid(s, transport);
+                int version = version(s);
+                int ieeeOui = ieeeOui(s);
                 boolean anyHost = s.bool("allow_any_host", false);
                 List<String> allowed = allowedHosts(s);
                 if (anyHost && !allowed.isEmpty()) {
                     p.error(s.value("allow_any_host"), s.path("allow_any_host"), "allow_any_host is true but "
                             + "allowed_hosts lists hosts; use one or the other (as the kernel target requires)");
                 }
-                List<NamespaceConfig> namespaces = namespaces(s, nqn, uuids, nguids);
+                List<NamespaceSection> namespaces = namespaces(s, nqn, uuids, nguids);
                 s.rejectUnknown();
                 if (!anyHost && allowed.isEmpty() && nqn != null) {
                     p.warning(s.node(), path, "no host can connect to '" + nqn + "': allow_any_host is false and "
                             + "allowed_hosts is empty");
                 }
                 if (nqn != null) {
-                    out.add(new SubsystemConfig(nqn, serial, model, anyHost, allowed, namespaces));
+                    out.add(new SubsystemSection(nqn, serial, model, firmware, anyHost, allowed, namespaces,
+                            cntlidMin, cntlidMax, maxQid, version, ieeeOui));
                 }
             }
             return out;
@@ -291,6 +384,9 @@ public final class ConfigLoader {
                     continue;
                 }
                 String nqn = sc.getValue();
+                if (refusedHosts.contains(nqn)) {
+                    continue; // its definition under 'hosts' already has the error
+                }
                 if (!hostNodes.containsKey(nqn)) {
                     String problem = Nqn.problem(nqn);
                     p.error(n, path, problem != null ? problem
@@ -304,9 +400,9 @@ public final class ConfigLoader {
             return List.copyOf(out);
         }
 
-        List<NamespaceConfig> namespaces(MapReader s, String subsystemNqn, Map<UUID, String> uuids,
+        List<NamespaceSection> namespaces(MapReader s, String subsystemNqn, Map<UUID, String> uuids,
                                          Map<String, String> nguids) {
-            List<NamespaceConfig> out = new ArrayList<>();
+            List<NamespaceSection> out = new ArrayList<>();
             Map<Long, Node> nsids = new HashMap<>();
             List<Node> items = s.list("namespaces");
             for (int i = 0; i < items.size(); i++) {
@@ -316,7 +412,7 @@ public final class ConfigLoader {
                     continue;
                 }
                 boolean nsidGiven = n.has("nsid");
-                long nsid = n.integer("nsid", -1, 1, MAX_NSID);
+                long nsid = n.integer("nsid", -1, Limits.NSID);
                 boolean duplicateNsid = false;
                 if (!nsidGiven) {
                     n.value("nsid");
@@ -329,9 +425,9 @@ public final class ConfigLoader {
                         duplicateNsid = true;
                     }
                 }
-                NamespaceConfig.Kind kind = null;
+                NamespaceSection.Kind kind = null;
                 List<String> given = new ArrayList<>();
-                for (NamespaceConfig.Kind k : NamespaceConfig.Kind.values()) {
+                for (NamespaceSection.Kind k : NamespaceSection.Kind.values()) {
                     if (n.has(k.key())) {
                         given.add(k.key());
                         kind = kind == null ? k : kind;
@@ -345,13 +441,9 @@ public final class ConfigLoader {
                 }
                 String device = n.string("device", null);
                 String file = n.string("file", null);
-                long ram = n.size("ram_size", 0, 4096, Long.MAX_VALUE);
-                if (n.has("ram_size") && ram % 512 != 0) {
-                    p.error(n.value("ram_size"), n.path("ram_size"), "must be a multiple of the 512-byte block "
-                            + "size, found " + ram);
-                }
-                String backingPath = kind == NamespaceConfig.Kind.DEVICE ? device
-                        : kind == NamespaceConfig.Kind.FILE ? file : null;
+                long ram = n.size("ram_size", 0, Limits.RAM_SIZE);
+                String backingPath = kind == NamespaceSection.Kind.DEVICE ? device
+                        : kind == NamespaceSection.Kind.FILE ? file : null;
                 if (given.size() == 1 && backingPath != null) {
                     checkBacking(n, kind, backingPath);
                 }
@@ -400,16 +492,21 @@ public final class ConfigLoader {
                 }
                 boolean readOnly = n.bool("read_only", false);
                 boolean enabled = n.bool("enabled", true);
+                boolean bufferedIo = n.bool("buffered_io", false);
+                if (n.has("buffered_io") && kind != null && kind != NamespaceSection.Kind.FILE) {
+                    p.error(n.value("buffered_io"), n.path("buffered_io"), "buffered_io applies to file namespaces "
+                            + "only (block devices are always opened O_DIRECT, RAM has no page cache)");
+                }
                 n.rejectUnknown();
                 if (kind != null && nsid > 0) {
-                    out.add(new NamespaceConfig(nsid, kind, backingPath, kind == NamespaceConfig.Kind.RAM ? ram : 0,
-                            uuid, nguid, readOnly, enabled));
+                    out.add(new NamespaceSection(nsid, kind, backingPath, kind == NamespaceSection.Kind.RAM ? ram : 0,
+                            uuid, nguid, readOnly, enabled, kind == NamespaceSection.Kind.FILE && bufferedIo));
                 }
             }
             return out;
         }
 
-        void checkBacking(MapReader n, NamespaceConfig.Kind kind, String path) {
+        void checkBacking(MapReader n, NamespaceSection.Kind kind, String path) {
             Node v = n.value(kind.key());
             if (path.isEmpty() || !path.startsWith("/")) {
                 p.error(v, n.path(kind.key()), "'" + path + "' must be an absolute path");
@@ -420,14 +517,14 @@ public final class ConfigLoader {
             }
             Path file = Path.of(path);
             if (!Files.exists(file)) {
-                p.error(v, n.path(kind.key()), (kind == NamespaceConfig.Kind.DEVICE ? "device" : "file") + " '"
+                p.error(v, n.path(kind.key()), (kind == NamespaceSection.Kind.DEVICE ? "device" : "file") + " '"
                         + path + "' does not exist");
                 return;
             }
-            if (kind == NamespaceConfig.Kind.FILE && !Files.isRegularFile(file)) {
+            if (kind == NamespaceSection.Kind.FILE && !Files.isRegularFile(file)) {
                 p.error(v, n.path(kind.key()), "'" + path + "' is not a regular file"
                         + (isBlockDevice(file) ? "; it is a block device, use 'device:'" : ""));
-            } else if (kind == NamespaceConfig.Kind.DEVICE && !isBlockDevice(file)) {
+            } else if (kind == NamespaceSection.Kind.DEVICE && !isBlockDevice(file)) {
                 p.error(v, n.path(kind.key()), "'" + path + "' is not a block device"
                         + (Files.isRegularFile(file) ? "; it is a regular file, use 'file:'" : ""));
             } else if (!Files.isReadable(file)) {
@@ -444,8 +541,8 @@ public final class ConfigLoader {
             }
         }
 
-        List<PortConfig> ports(MapReader top, TransportConfig transport) {
-            List<PortConfig> out = new ArrayList<>();
+        List<PortSection> ports(MapReader top, TransportSection transport) {
+            List<PortSection> out = new ArrayList<>();
             List<Node> items = top.list("ports");
             Map<Integer, Node> ids = new HashMap<>();
             Map<String, Node> endpoints = new HashMap<>();
@@ -455,7 +552,7 @@ public final class ConfigLoader {
                 if (m == null) {
                     continue;
                 }
-                int id = (int) m.integer("id", i + 1, 1, 65535);
+                int id = (int) m.integer("id", i + 1, Limits.PORT_ID);
                 Node idNode = m.value("id") != null ? m.value("id") : m.node();
                 Node firstId = ids.putIfAbsent(id, idNode);
                 if (firstId != null) {
@@ -476,9 +573,9 @@ public final class ConfigLoader {
                 if (traddr != null) {
                     traddr = address(m, adrfam, traddr);
                 }
-                int trsvcid = (int) m.integer("trsvcid", 4420, 1, 65535);
+                int trsvcid = (int) m.integer("trsvcid", 4420, Limits.TRSVCID);
                 int icd = inCapsule(m, transport.inCapsuleDataSize(), transport.maxIoSize());
-                int maxQueue = (int) m.integer("max_queue_size", transport.maxQueueDepth(), 2, 1024);
+                int maxQueue = (int) m.integer("max_queue_size", transport.maxQueueDepth(), Limits.QUEUE_DEPTH);
                 List<String> subs = new ArrayList<>();
                 List<Node> subNodes = m.list("subsystems");
                 for (int j = 0; j < subNodes.size(); j++) {
@@ -486,6 +583,8 @@ public final class ConfigLoader {
                     String sp = m.path("subsystems") + "[" + j + "]";
                     if (!(n instanceof ScalarNode sc) || MapReader.isNull(n)) {
                         p.error(n, sp, "expected a subsystem NQN, found " + MapReader.describe(n));
+                    } else if (refusedSubsystems.contains(sc.getValue())) {
+                        continue; // its definition under 'subsystems' already has the error
                     } else if (!subsystemNodes.containsKey(sc.getValue())) {
                         p.error(n, sp, "subsystem '" + sc.getValue() + "' is not defined under 'subsystems'");
                     } else if (subs.contains(sc.getValue())) {
@@ -494,6 +593,7 @@ public final class ConfigLoader {
                         subs.add(sc.getValue());
                     }
                 }
+                List<ReferralSection> referrals = referrals(m);
                 m.rejectUnknown();
                 if (traddr != null) {
                     String endpoint = traddr + "/" + trsvcid;
@@ -502,10 +602,62 @@ public final class ConfigLoader {
                         p.error(m.value("traddr"), m.path("traddr"), "another port already listens on " + traddr
                                 + " port " + trsvcid + " (at " + Problems.where(first) + ")");
                     }
-                    out.add(new PortConfig(id, trtype, adrfam, traddr, trsvcid, icd, maxQueue, subs));
+                    out.add(new PortSection(id, trtype, adrfam, traddr, trsvcid, icd, maxQueue, subs, referrals));
                 }
             }
             return out;
+        }
+
+        /** ports[].referrals: other discovery services (kernel configfs ports/N/referrals/NAME addr_* attributes). */
+        List<ReferralSection> referrals(MapReader port) {
+            List<ReferralSection> out = new ArrayList<>();
+            Map<ReferralSection, Node> seen = new HashMap<>();
+            List<Node> items = port.list("referrals");
+            for (int i = 0; i < items.size(); i++) {
+                MapReader r = MapReader.of(p, items.get(i), port.path("referrals") + "[" + i + "]");
+                if (r == null) {
+                    continue;
+                }
+                String trtype = r.string("trtype", "rdma");
+                if (!"rdma".equals(trtype) && !"tcp".equals(trtype)) {
+                    p.error(r.value("trtype"), r.path("trtype"), "a referral's trtype must be rdma or tcp, found '"
+                            + trtype + "'");
+                }
+                String adrfam = r.string("adrfam", "ipv4");
+                if (!"ipv4".equals(adrfam) && !"ipv6".equals(adrfam)) {
+                    p.error(r.value("adrfam"), r.path("adrfam"), "adrfam must be ipv4 or ipv6, found '" + adrfam
+                            + "'");
+                }
+                String traddr = r.requiredString("traddr");
+                if (traddr != null) {
+                    traddr = address(r, adrfam, traddr);
+                }
+                int trsvcid = (int) r.integer("trsvcid", 4420, Limits.TRSVCID);
+                int portid = (int) r.integer("portid", 0, Limits.REFERRAL_PORT_ID);
+                r.rejectUnknown();
+                if (traddr != null) {
+                    ReferralSection referral = new ReferralSection(trtype, adrfam, traddr, trsvcid, portid);
+                    Node first = seen.putIfAbsent(referral, r.node());
+                    if (first != null) {
+                        p.error(r.node(), r.path(), "referral " + referral.describe() + " is listed twice (first at "
+                                + Problems.where(first) + ")");
+                    } else {
+                        out.add(referral);
+                    }
+                }
+            }
+            return out;
+        }
+
+        /** discovery: all_ports. */
+        DiscoverySection discovery(MapReader m) {
+            DiscoverySection d = DiscoverySection.defaults();
+            if (m == null) {
+                return d;
+            }
+            boolean allPorts = m.bool("all_ports", d.allPorts());
+            m.rejectUnknown();
+            return new DiscoverySection(allPorts);
         }
 
         /** Checks an IP literal against its family; returns the canonical text or null. No DNS lookups. */
@@ -539,8 +691,8 @@ public final class ConfigLoader {
             return traddr;
         }
 
-        MetricsConfig metrics(MapReader m) {
-            MetricsConfig d = MetricsConfig.defaults();
+        MetricsSection metrics(MapReader m) {
+            MetricsSection d = MetricsSection.defaults();
             if (m == null) {
                 return d;
             }
@@ -552,7 +704,7 @@ public final class ConfigLoader {
                 var matcher = Pattern.compile("(?:\\[([0-9a-fA-F:.]+)]|([^:\\[\\]]+)):(\\d{1,5})")
                         .matcher(listen);
                 int parsedPort = matcher.matches() ? Integer.parseInt(matcher.group(3)) : -1;
-                if (!matcher.matches() || parsedPort > 65535) {
+                if (!matcher.matches() || !Limits.METRICS_PORT.contains(parsedPort)) {
                     p.error(m.value("listen"), m.path("listen"), "expected ADDRESS:PORT such as 127.0.0.1:9464 or "
                             + "[::1]:9464, found '" + listen + "'");
                 } else {
@@ -561,18 +713,18 @@ public final class ConfigLoader {
                 }
             }
             m.rejectUnknown();
-            return new MetricsConfig(enabled, host, port);
+            return new MetricsSection(enabled, host, port);
         }
 
-        LoggingConfig logging(MapReader m) {
-            LoggingConfig d = LoggingConfig.defaults();
+        LoggingSection logging(MapReader m) {
+            LoggingSection d = LoggingSection.defaults();
             if (m == null) {
                 return d;
             }
-            LoggingConfig.Level level = enumValue(m, "level", LoggingConfig.Level.class, d.level());
-            LoggingConfig.Format format = enumValue(m, "format", LoggingConfig.Format.class, d.format());
+            LoggingSection.Level level = enumValue(m, "level", LoggingSection.Level.class, d.level());
+            LoggingSection.Format format = enumValue(m, "format", LoggingSection.Format.class, d.format());
             m.rejectUnknown();
-            return new LoggingConfig(level, format);
+            return new LoggingSection(level, format);
         }
 
         <E extends Enum<E>> E enumValue(MapReader m, String key, Class<E> type, E fallback) {

@@ -26,12 +26,12 @@ public final class ConfigWriter {
     static Map<String, Object> toMap(TargetConfig c) {
         Map<String, Object> root = new LinkedHashMap<>();
         List<Object> hosts = new ArrayList<>();
-        for (HostConfig h : c.hosts()) {
+        for (HostSection h : c.hosts()) {
             hosts.add(Map.of("nqn", h.nqn()));
         }
         root.put("hosts", hosts);
         List<Object> ports = new ArrayList<>();
-        for (PortConfig p : c.ports()) {
+        for (PortSection p : c.ports()) {
             Map<String, Object> m = new LinkedHashMap<>();
             m.put("id", p.id());
             m.put("trtype", p.trtype());
@@ -41,19 +41,36 @@ public final class ConfigWriter {
             m.put("in_capsule_data_size", p.inCapsuleDataSize());
             m.put("max_queue_size", p.maxQueueSize());
             m.put("subsystems", new ArrayList<>(p.subsystems()));
+            List<Object> referrals = new ArrayList<>();
+            for (ReferralSection r : p.referrals()) {
+                Map<String, Object> rm = new LinkedHashMap<>();
+                rm.put("trtype", r.trtype());
+                rm.put("adrfam", r.adrfam());
+                rm.put("traddr", r.traddr());
+                rm.put("trsvcid", r.trsvcid());
+                rm.put("portid", r.portid());
+                referrals.add(rm);
+            }
+            m.put("referrals", referrals);
             ports.add(m);
         }
         root.put("ports", ports);
         List<Object> subsystems = new ArrayList<>();
-        for (SubsystemConfig s : c.subsystems()) {
+        for (SubsystemSection s : c.subsystems()) {
             Map<String, Object> m = new LinkedHashMap<>();
             m.put("nqn", s.nqn());
             m.put("serial", s.serial());
             m.put("model", s.model());
+            m.put("firmware", s.firmware());
+            m.put("version", s.versionText());
+            m.put("ieee_oui", s.ieeeOuiText());
+            m.put("cntlid_min", s.cntlidMin());
+            m.put("cntlid_max", s.cntlidMax());
+            m.put("max_qid", s.maxQid());
             m.put("allow_any_host", s.allowAnyHost());
             m.put("allowed_hosts", new ArrayList<>(s.allowedHosts()));
             List<Object> namespaces = new ArrayList<>();
-            for (NamespaceConfig n : s.namespaces()) {
+            for (NamespaceSection n : s.namespaces()) {
                 Map<String, Object> nm = new LinkedHashMap<>();
                 nm.put("nsid", n.nsid());
                 switch (n.kind()) {
@@ -69,13 +86,16 @@ public final class ConfigWriter {
                 }
                 nm.put("read_only", n.readOnly());
                 nm.put("enabled", n.enabled());
+                if (n.kind() == NamespaceSection.Kind.FILE) {
+                    nm.put("buffered_io", n.bufferedIo());
+                }
                 namespaces.add(nm);
             }
             m.put("namespaces", namespaces);
             subsystems.add(m);
         }
         root.put("subsystems", subsystems);
-        TransportConfig t = c.transport();
+        TransportSection t = c.transport();
         Map<String, Object> tm = new LinkedHashMap<>();
         tm.put("max_queue_depth", t.maxQueueDepth());
         tm.put("max_io_qpairs_per_ctrlr", t.maxIoQpairsPerCtrlr());
@@ -84,6 +104,7 @@ public final class ConfigWriter {
         tm.put("max_aq_depth", t.maxAqDepth());
         tm.put("pollers", t.pollers());
         root.put("transport", tm);
+        root.put("discovery", Map.of("all_ports", c.discovery().allPorts()));
         Map<String, Object> mm = new LinkedHashMap<>();
         mm.put("enabled", c.metrics().enabled());
         mm.put("listen", c.metrics().listen());

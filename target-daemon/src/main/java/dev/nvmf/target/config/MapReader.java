@@ -149,8 +149,15 @@ final class MapReader {
         return fallback;
     }
 
-    /** A byte size: an integer, or a string with a binary unit (8KiB, 1MiB, 64G). */
-    long size(String key, long fallback, long min, long max) {
+    long integer(String key, long fallback, Limits.Range range) {
+        return integer(key, fallback, range.min(), range.max());
+    }
+
+    /**
+     * A byte size: an integer, or a string with a binary unit (8KiB, 1MiB, 64G), checked against {@code rule}; one
+     * message says everything the rule requires (range in units, multiple or power of two, and why).
+     */
+    long size(String key, long fallback, Limits.SizeRule rule) {
         Node v = value(key);
         if (v == null) {
             return fallback;
@@ -161,9 +168,20 @@ final class MapReader {
                 problems.error(v, path(key), "expected a size such as 4096, 8KiB or 1GiB, found " + describe(v));
                 return fallback;
             }
-            if (n < min || n > max) {
-                problems.error(v, path(key), "size " + s.getValue() + " is out of range, allowed "
-                        + Sizes.format(min) + " to " + Sizes.format(max));
+            String allowed = "allowed " + Sizes.format(rule.min()) + " to " + Sizes.format(rule.max())
+                    + rule.constraint();
+            if (n < rule.min() || n > rule.max()) {
+                problems.error(v, path(key), "size " + s.getValue() + " is out of range, " + allowed);
+                return fallback;
+            }
+            if (rule.powerOfTwo() && Long.bitCount(n) != 1) {
+                problems.error(v, path(key), "size " + s.getValue() + " is not a power of two (" + rule.why()
+                        + "), " + allowed);
+                return fallback;
+            }
+            if (n % rule.multiple() != 0) {
+                problems.error(v, path(key), "size " + s.getValue() + " is not a multiple of " + rule.multiple()
+                        + " bytes (" + rule.why() + "), " + allowed);
                 return fallback;
             }
             return n;

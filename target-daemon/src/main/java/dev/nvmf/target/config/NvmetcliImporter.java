@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.UUID;
 
+import dev.nvmf.target.core.subsystem.SubsystemConfig;
 import org.snakeyaml.engine.v2.nodes.Node;
 import org.snakeyaml.engine.v2.nodes.ScalarNode;
 import org.snakeyaml.engine.v2.nodes.Tag;
@@ -22,9 +23,14 @@ import org.snakeyaml.engine.v2.nodes.Tag;
  * traddr, trsvcid, treq, tsas}, {@code param} {inline_data_size, pi_enable}, {@code referrals},
  * {@code ana_groups}, {@code subsystems}; {@code subsystems[]} with {@code nqn}, {@code attr} {allow_any_host,
  * serial, model, version, cntlid_min, cntlid_max, qid_max, pi_enable}, {@code allowed_hosts} and
- * {@code namespaces[]} {nsid, enable, device {path, uuid, nguid}, ana_grpid}. Values are often strings ("4420",
- * "0"): both strings and numbers are accepted. What this target does not support (other transports, referrals,
- * ANA groups other than the default, protection information, secure channel) is left out with a warning.
+ * {@code namespaces[]} {nsid, enable, buffered_io, device {path, uuid, nguid, buffered_io}, ana_grpid}; referrals
+ * are {@code {name, addr {trtype, adrfam, traddr, trsvcid, portid, treq}}}. Values are often strings ("4420", "0"):
+ * both strings and numbers are accepted. Names (host and subsystem NQNs) are kept exactly as they are, also where
+ * they do not follow the specification's form (nvmetcli's own example {@code testnqn}): the kernel target accepts
+ * them and hosts connect with them, so renaming would break every host (a warning says so). The subsystem
+ * attributes (version, serial, model, firmware, ieee_oui, cntlid_min, cntlid_max, qid_max), referrals and
+ * buffered_io are kept. What this target does not support (other transports, ANA groups other than the default,
+ * protection information, secure channel) is left out with a warning.
  */
 public final class NvmetcliImporter {
     /** The outcome: our YAML (with the warnings as leading comments), the config, and the warnings. */
@@ -85,7 +91,7 @@ public final class NvmetcliImporter {
         if (top == null) {
             return null;
         }
-        List<HostConfig> hosts = new ArrayList<>();
+        List<HostSection> hosts = new ArrayList<>();
         List<Node> hostNodes = top.list("hosts");
         for (int i = 0; i < hostNodes.size(); i++) {
             MapReader h = MapReader.of(p, hostNodes.get(i), "hosts[" + i + "]");
@@ -95,59 +101,82 @@ public final class NvmetcliImporter {
             String nqn = nqn(h, "nqn");
             warnUnread(h);
             if (nqn != null) {
-                hosts.add(new HostConfig(nqn));
+                hosts.add(new HostSection(nqn));
             }
         }
-        List<SubsystemConfig> subsystems = new ArrayList<>();
+        List<SubsystemSection> subsystems = new ArrayList<>();
         List<Node> subNodes = top.list("subsystems");
         for (int i = 0; i < subNodes.size(); i++) {
             MapReader s = MapReader.of(p, subNodes.get(i), "subsystems[" + i + "]");
             if (s != null) {
-                SubsystemConfig sub = subsystem(s);
+                SubsystemSection sub = subsystem(s);
                 if (sub != null) {
                     subsystems.add(sub);
                 }
             }
         }
-        List<PortConfig> ports = new ArrayList<>();
+        List<PortSection> ports = new ArrayList<>();
         List<Node> portNodes = top.list("ports");
         for (int i = 0; i < portNodes.size(); i++) {
             MapReader m = MapReader.of(p, portNodes.get(i), "ports[" + i + "]");
             if (m != null) {
-                PortConfig port = port(m);
+                PortSection port = port(m);
                 if (port != null) {
                     ports.add(port);
                 }
             }
         }
         warnUnread(top);
-        return new TargetConfig(hosts, ports, subsystems, TransportConfig.defaults(), MetricsConfig.defaults(),
-                LoggingConfig.defaults());
+        return new TargetConfig(hosts, ports, subsystems, TransportSection.defaults(), DiscoverySection.defaults(),
+                MetricsSection.defaults(), LoggingSection.defaults());
     }
 
-    private SubsystemConfig subsystem(MapReader s) {
+    private SubsystemSection subsystem(MapReader s) {
         String nqn = nqn(s, "nqn");
         MapReader attr = s.map("attr");
         boolean anyHost = false;
         String serial = nqn == null ? null : ConfigLoader.derivedSerial(nqn);
-        String model = ConfigLoader.DEFAULT_MODEL;
+        String model = SubsystemSection.DEFAULT_MODEL;
+        String firmware = SubsystemSection.DEFAULT_FIRMWARE;
+        int version = SubsystemConfig.DEFAULT_VERSION;
+        int ieeeOui = SubsystemConfig.DEFAULT_IEEE_OUI;
+        TransportSection t = TransportSection.defaults();
+        int cntlidMin = (int) Limits.CNTLID.min();
+        int cntlidMax = (int) Limits.CNTLID.max();
+        int maxQid = t.maxIoQpairsPerCtrlr();
         if (attr != null) {
             anyHost = number(attr, "allow_any_host", 0) != 0;
             serial = attr.has("serial") ? text(attr, "serial") : serial;
             model = attr.has("model") ? text(attr, "model") : model;
+            firmware = attr.has("firmware") ? text(attr, "firmware") : firmware;
             if (number(attr, "pi_enable", 0) != 0) {
                 p.warning(attr.value("pi_enable"), attr.path("pi_enable"), "protection information is not "
                         + "supported; the subsystem is converted without it");
             }
-            attr.value("version"); // reported by the target itself
-            attr.value("cntlid_min");
-            attr.value("cntlid_max");
-            if (attr.has("qid_max")) {
-                p.warning(attr.value("qid_max"), attr.path("qid_max"), "per-subsystem qid_max is not supported; "
-                        + "transport.max_io_qpairs_per_ctrlr applies to every subsystem");
+            if (attr.has("version")) {
+                String v = text(attr, "version");
+                version = ConfigLoader.parseVersion(v);
+                if (version < 0) {
+                    p.error(attr.value("version"), attr.path("version"), "'" + v + "' is not an NVMe version this "
+                            + "target can report (MAJOR.MINOR[.TERTIARY], major " + Limits.VERSION_MAJOR.text() + ")");
+                    version = SubsystemConfig.DEFAULT_VERSION;
+                }
             }
-            attr.value("firmware");
-            attr.value("ieee_oui");
+            cntlidMin = (int) number(attr, "cntlid_min", cntlidMin);
+            cntlidMax = (int) number(attr, "cntlid_max", cntlidMax);
+            maxQid = (int) number(attr, "qid_max", maxQid);
+            if (attr.has("ieee_oui")) {
+                long oui = ConfigLoader.parseInteger(text(attr, "ieee_oui"));
+                if (!Limits.IEEE_OUI.contains(oui)) {
+                    p.error(attr.value("ieee_oui"), attr.path("ieee_oui"), "expected a 24-bit IEEE OUI such as "
+                            + "0x001b21, found " + MapReader.describe(attr.value("ieee_oui")));
+                } else {
+                    ieeeOui = (int) oui;
+                }
+            }
+            // Vendor ids are the kernel's own (PCI ids of Linux); this target reports its own.
+            attr.value("vendor_id");
+            attr.value("subsys_vendor_id");
             warnUnread(attr);
         }
         List<String> allowed = new ArrayList<>();
@@ -161,12 +190,12 @@ public final class NvmetcliImporter {
                         + MapReader.describe(n));
             }
         }
-        List<NamespaceConfig> namespaces = new ArrayList<>();
+        List<NamespaceSection> namespaces = new ArrayList<>();
         List<Node> nsNodes = s.list("namespaces");
         for (int i = 0; i < nsNodes.size(); i++) {
             MapReader n = MapReader.of(p, nsNodes.get(i), s.path("namespaces") + "[" + i + "]");
             if (n != null && nqn != null) {
-                NamespaceConfig ns = namespace(n, nqn);
+                NamespaceSection ns = namespace(n, nqn);
                 if (ns != null) {
                     namespaces.add(ns);
                 }
@@ -182,15 +211,20 @@ public final class NvmetcliImporter {
                     "allow_any_host is set together with allowed_hosts; converted as allowed_hosts only");
             anyHost = false;
         }
-        return new SubsystemConfig(nqn, serial, model, anyHost, allowed, namespaces);
+        return new SubsystemSection(nqn, serial, model, firmware, anyHost, allowed, namespaces, cntlidMin, cntlidMax,
+                maxQid, version, ieeeOui);
     }
 
-    private NamespaceConfig namespace(MapReader n, String subsystemNqn) {
+    private NamespaceSection namespace(MapReader n, String subsystemNqn) {
         long nsid = number(n, "nsid", -1);
         if (!n.has("nsid")) {
             p.error(n.node(), n.path(), "missing required key 'nsid'");
         }
         boolean enabled = number(n, "enable", 1) != 0;
+        // The kernel keeps buffered_io beside device_path (configfs namespaces/N/buffered_io); accept it there and
+        // inside "device", where hand-written files put it.
+        boolean bufferedIo = number(n, "buffered_io", 0) != 0;
+        Node bufferedIoNode = n.value("buffered_io");
         MapReader device = n.map("device");
         String path = null;
         UUID uuid = null;
@@ -217,6 +251,10 @@ public final class NvmetcliImporter {
                     nguid = g;
                 }
             }
+            if (device.has("buffered_io")) {
+                bufferedIo |= number(device, "buffered_io", 0) != 0;
+                bufferedIoNode = device.value("buffered_io");
+            }
             warnUnread(device);
         }
         if (n.has("ana_grpid") && number(n, "ana_grpid", 1) != 1) {
@@ -228,15 +266,20 @@ public final class NvmetcliImporter {
         if (path == null || path.isEmpty() || nsid <= 0) {
             return null;
         }
-        NamespaceConfig.Kind kind = path.startsWith("/dev/") ? NamespaceConfig.Kind.DEVICE
-                : NamespaceConfig.Kind.FILE;
+        NamespaceSection.Kind kind = path.startsWith("/dev/") ? NamespaceSection.Kind.DEVICE
+                : NamespaceSection.Kind.FILE;
         if (uuid == null) {
             uuid = ConfigLoader.derivedUuid(subsystemNqn, nsid);
         }
-        return new NamespaceConfig(nsid, kind, path, 0, uuid, nguid, false, enabled);
+        if (bufferedIo && kind == NamespaceSection.Kind.DEVICE) {
+            p.warning(bufferedIoNode, n.path("buffered_io"), "buffered_io on the block device " + path + " is left "
+                    + "out: this target opens block devices O_DIRECT");
+            bufferedIo = false;
+        }
+        return new NamespaceSection(nsid, kind, path, 0, uuid, nguid, false, enabled, bufferedIo);
     }
 
-    private PortConfig port(MapReader m) {
+    private PortSection port(MapReader m) {
         long id = number(m, "portid", -1);
         if (!m.has("portid")) {
             p.error(m.node(), m.path(), "missing required key 'portid'");
@@ -249,8 +292,14 @@ public final class NvmetcliImporter {
                 subsystems.add(sc.getValue());
             }
         }
-        if (!m.list("referrals").isEmpty()) {
-            p.warning(m.value("referrals"), m.path("referrals"), "discovery referrals are not supported; left out");
+        List<ReferralSection> referrals = new ArrayList<>();
+        List<Node> referralNodes = m.list("referrals");
+        for (int i = 0; i < referralNodes.size(); i++) {
+            MapReader r = MapReader.of(p, referralNodes.get(i), m.path("referrals") + "[" + i + "]");
+            ReferralSection referral = r == null ? null : referral(r);
+            if (referral != null) {
+                referrals.add(referral);
+            }
         }
         for (Node g : m.list("ana_groups")) {
             MapReader group = MapReader.of(p, g, m.path("ana_groups"));
@@ -306,9 +355,42 @@ public final class NvmetcliImporter {
             }
             return null;
         }
-        TransportConfig t = TransportConfig.defaults();
-        return new PortConfig((int) id, "rdma", adrfam, traddr, (int) trsvcid, icd >= 0 ? icd
-                : t.inCapsuleDataSize(), t.maxQueueDepth(), subsystems);
+        TransportSection t = TransportSection.defaults();
+        return new PortSection((int) id, "rdma", adrfam, traddr, (int) trsvcid, icd >= 0 ? icd
+                : t.inCapsuleDataSize(), t.maxQueueDepth(), subsystems, referrals);
+    }
+
+    /** A referral: {@code {name, addr {trtype, adrfam, traddr, trsvcid, portid, treq}}}; null when left out. */
+    private ReferralSection referral(MapReader r) {
+        r.value("name"); // the configfs directory name: nothing a host sees
+        MapReader addr = r.map("addr");
+        warnUnread(r);
+        if (addr == null) {
+            p.error(r.node(), r.path(), "missing required key 'addr'");
+            return null;
+        }
+        String trtype = addr.has("trtype") ? text(addr, "trtype") : "rdma";
+        String adrfam = addr.has("adrfam") ? text(addr, "adrfam") : "ipv4";
+        String traddr = addr.has("traddr") ? text(addr, "traddr") : null;
+        long trsvcid = addr.has("trsvcid") ? number(addr, "trsvcid", 4420) : 4420;
+        long portid = addr.has("portid") ? number(addr, "portid", 0) : 0;
+        String treq = addr.has("treq") ? text(addr, "treq") : "not specified";
+        addr.value("tsas");
+        warnUnread(addr);
+        if (!"rdma".equals(trtype) && !"tcp".equals(trtype)) {
+            p.warning(addr.value("trtype") == null ? addr.node() : addr.value("trtype"), addr.path("trtype"),
+                    "a referral to trtype '" + trtype + "' is left out: this target lists rdma and tcp referrals");
+            return null;
+        }
+        if ("required".equals(treq)) {
+            p.warning(addr.value("treq"), addr.path("treq"), "secure channel (treq required) is not supported; "
+                    + "the referral is converted without it");
+        }
+        if (traddr == null) {
+            p.error(addr.node(), addr.path(), "missing required key 'traddr'");
+            return null;
+        }
+        return new ReferralSection(trtype, adrfam, traddr, (int) trsvcid, (int) portid);
     }
 
     private String nqn(MapReader m, String key) {
@@ -318,9 +400,13 @@ public final class NvmetcliImporter {
         }
         String problem = Nqn.problem(nqn);
         if (problem != null) {
-            p.error(m.value(key), m.path(key), problem + "; the kernel target accepts it, this target does not: "
-                    + "rename it (hosts must then use the new name)");
+            p.error(m.value(key), m.path(key), problem);
             return null;
+        }
+        String form = Nqn.nonconformance(nqn);
+        if (form != null) {
+            p.warning(m.value(key), m.path(key), form + "; kept unchanged, as the kernel target and the Linux host "
+                    + "accept it and hosts already connect with it");
         }
         return nqn;
     }

@@ -45,8 +45,8 @@ public final class NvmeTarget implements QueueAcceptor, ConnectModel, DiscoveryL
 
     private final Map<Integer, Port> ports = new TreeMap<>();
     private final Map<String, Subsystem> subsystems = new LinkedHashMap<>();
-    /** Referrals by the port whose discovery log lists them (kernel: ports/N/referrals). */
-    private final Map<Integer, List<Referral>> referrals = new TreeMap<>();
+    /** Referrals listed on every port's discovery log, besides each port's own ({@link Port#referrals}). */
+    private final List<Referral> referrals = new ArrayList<>();
     private final Subsystem discoverySubsystem;
     private volatile long discoveryGeneration = 1;
     private final QueueServices queues;
@@ -66,7 +66,8 @@ public final class NvmeTarget implements QueueAcceptor, ConnectModel, DiscoveryL
         this.startNanos = clock.nanoTime();
         this.discoverySubsystem = new Subsystem(
                 new SubsystemConfig(DiscoveryLog.DISCOVERY_NQN, "", "nvmf-target discovery", "0.1.0", true,
-                        SubsystemConfig.MIN_CNTLID, SubsystemConfig.MAX_CNTLID, 1),
+                        SubsystemConfig.MIN_CNTLID, SubsystemConfig.MAX_CNTLID, 1, options.version(),
+                        SubsystemConfig.DEFAULT_IEEE_OUI),
                 true, lock, this::discoveryChanged);
         this.io = new IoCommands(options.maxTransferBytes());
         this.queues = new QueueServices(
@@ -128,7 +129,6 @@ public final class NvmeTarget implements QueueAcceptor, ConnectModel, DiscoveryL
             if (removed == null) {
                 return null;
             }
-            referrals.remove(portId);
             for (Subsystem s : subsystems.values()) {
                 s.removePort(portId);
             }
@@ -258,29 +258,23 @@ public final class NvmeTarget implements QueueAcceptor, ConnectModel, DiscoveryL
     // ------------------------------------------------------------------------------------------- referrals
 
     /**
-     * Lists another target's discovery controller in the discovery log of port {@code portId} (kernel:
-     * {@code nvmet_referral_enable} under ports/N/referrals). Referrals of a port go with it.
-     *
-     * @throws IllegalStateException if there is no such port
+     * A referral listed in every port's discovery log. A referral that belongs to one port (kernel:
+     * ports/N/referrals) is in that port's record instead ({@link Port#referrals}), replaced with the port.
      */
-    public void addReferral(int portId, Referral referral) {
+    public void addReferral(Referral referral) {
         Objects.requireNonNull(referral, "referral");
         synchronized (lock) {
-            if (!ports.containsKey(portId)) {
-                throw new IllegalStateException("no port " + portId + " to add referral " + referral + " to");
-            }
-            List<Referral> list = referrals.computeIfAbsent(portId, id -> new ArrayList<>());
-            if (!list.contains(referral)) {
-                list.add(referral);
+            if (!referrals.contains(referral)) {
+                referrals.add(referral);
                 discoveryChanged();
             }
         }
     }
 
-    public boolean removeReferral(int portId, Referral referral) {
+    /** Removes a referral {@link #addReferral} listed on every port. */
+    public boolean removeReferral(Referral referral) {
         synchronized (lock) {
-            List<Referral> list = referrals.get(portId);
-            boolean removed = list != null && list.remove(referral);
+            boolean removed = referrals.remove(referral);
             if (removed) {
                 discoveryChanged();
             }
@@ -288,10 +282,23 @@ public final class NvmeTarget implements QueueAcceptor, ConnectModel, DiscoveryL
         }
     }
 
-    /** The referrals listed in port {@code portId}'s discovery log. */
-    public List<Referral> referrals(int portId) {
+    /** Every referral some discovery log lists: each port's own, then those of every port; each once. */
+    public List<Referral> referrals() {
         synchronized (lock) {
-            return List.copyOf(referrals.getOrDefault(portId, List.of()));
+            List<Referral> all = new ArrayList<>();
+            for (Port p : ports.values()) {
+                addAbsent(all, p.referrals());
+            }
+            addAbsent(all, referrals);
+            return List.copyOf(all);
+        }
+    }
+
+    private static void addAbsent(List<Referral> to, List<Referral> from) {
+        for (Referral r : from) {
+            if (!to.contains(r)) {
+                to.add(r);
+            }
         }
     }
 
@@ -302,28 +309,27 @@ public final class NvmeTarget implements QueueAcceptor, ConnectModel, DiscoveryL
 
     /**
      * Builds the whole discovery log page for a host connected through {@code portId} (control path): the entries
-     * of that port (the default, as the kernel target, and always when the host asks with PLEO), or of every port
-     * when the options say {@link TargetOptions#discoveryAllPorts}.
+     * of that port and its referrals (the default, as the kernel target's discovery.c lists {@code req->port}'s, and
+     * always when the host asks with PLEO), or of every port when the port says {@link Port#discoveryAllPorts}; and
+     * the referrals listed on every port.
      */
     @Override
     public byte[] discoveryLog(String hostNqn, int portId, InetAddress localAddress, boolean portLocalOnly) {
         synchronized (lock) {
             Port current = ports.get(portId);
             List<Port> listed;
-            List<Referral> listedReferrals = new ArrayList<>();
-            if (portLocalOnly || !options.discoveryAllPorts()) {
-                listed = current == null ? List.of() : List.of(current);
-                listedReferrals.addAll(referrals.getOrDefault(portId, List.of()));
+            if (current == null) {
+                listed = List.of();
+            } else if (portLocalOnly || !current.discoveryAllPorts()) {
+                listed = List.of(current);
             } else {
                 listed = List.copyOf(ports.values());
-                for (List<Referral> list : referrals.values()) {
-                    for (Referral r : list) {
-                        if (!listedReferrals.contains(r)) {
-                            listedReferrals.add(r);
-                        }
-                    }
-                }
             }
+            List<Referral> listedReferrals = new ArrayList<>();
+            for (Port p : listed) {
+                addAbsent(listedReferrals, p.referrals());
+            }
+            addAbsent(listedReferrals, referrals);
             return DiscoveryLogPage.build(discoveryGeneration, hostNqn, current, localAddress, listed,
                     List.copyOf(subsystems.values()), listedReferrals, options.adminQueueDepth());
         }

@@ -11,14 +11,11 @@ package dev.nvmf.target.core;
  * @param asyncEventLimit       Asynchronous Event Requests a controller holds (AERL + 1 = 4)
  * @param errorLogEntries       error log entries kept per controller (ELPE + 1 = 128)
  * @param capTimeout            CAP.TO, 500 ms units (15 = 7.5 s)
- * @param version               VS / VER ({@code Properties.VERSION_2_0})
- * @param discoveryAllPorts     the discovery log lists the subsystems of every port, not only of the port the host
- *                              came in on (the default, as the kernel target: discovery.c lists {@code req->port}'s
- *                              subsystems and referrals); a host's Get Log Page with PLEO still gets its port's only
+ * @param version               VS / VER of the discovery subsystem ({@code Properties.VERSION_2_0}); an NVM
+ *                              subsystem reports its own ({@code SubsystemConfig.version})
  */
 public record TargetOptions(int mdts, int adminQueueDepth, int keepAliveGranularity, long discoveryKatoMillis,
-                            int asyncEventLimit, int errorLogEntries, int capTimeout, int version,
-                            boolean discoveryAllPorts) {
+                            int asyncEventLimit, int errorLogEntries, int capTimeout, int version) {
     /**
      * The largest MDTS: 2^11 x 4 KiB = 8 MiB. On RDMA a transfer is one Keyed SGL Data Block descriptor (MSDBD 1),
      * whose length field is 24 bits (NVMe Base 2.0, figure "Keyed SGL Data Block descriptor"): at most 16 MiB - 1
@@ -44,21 +41,8 @@ public record TargetOptions(int mdts, int adminQueueDepth, int keepAliveGranular
         }
     }
 
-    /** Options with the port-local discovery log (the default). */
-    public TargetOptions(int mdts, int adminQueueDepth, int keepAliveGranularity, long discoveryKatoMillis,
-                         int asyncEventLimit, int errorLogEntries, int capTimeout, int version) {
-        this(mdts, adminQueueDepth, keepAliveGranularity, discoveryKatoMillis, asyncEventLimit, errorLogEntries,
-                capTimeout, version, false);
-    }
-
     public static TargetOptions defaults() {
-        return new TargetOptions(8, 32, 10, 120_000, 4, 128, 15, dev.nvmf.target.nvme.Properties.VERSION_2_0, false);
-    }
-
-    /** The same options with the discovery log of every port ({@code true}) or of the host's port only. */
-    public TargetOptions withDiscoveryAllPorts(boolean allPorts) {
-        return new TargetOptions(mdts, adminQueueDepth, keepAliveGranularity, discoveryKatoMillis, asyncEventLimit,
-                errorLogEntries, capTimeout, version, allPorts);
+        return new TargetOptions(8, 32, 10, 120_000, 4, 128, 15, dev.nvmf.target.nvme.Properties.VERSION_2_0);
     }
 
     /** The largest transfer one command may describe, in bytes (4 KiB << MDTS). */

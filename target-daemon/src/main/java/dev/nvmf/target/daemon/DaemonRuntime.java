@@ -3,21 +3,28 @@ package dev.nvmf.target.daemon;
 import dev.nvmf.target.backend.AsyncFdBackend;
 import dev.nvmf.target.backend.BlockBackend;
 import dev.nvmf.target.backend.BlockBackends;
+import dev.nvmf.target.backend.FileBackend;
 import dev.nvmf.target.config.ConfigDiff;
 import dev.nvmf.target.config.ConfigDiff.NamespaceChange;
 import dev.nvmf.target.config.ConfigDiff.PortChange;
 import dev.nvmf.target.config.ConfigDiff.SubsystemChange;
-import dev.nvmf.target.config.NamespaceConfig;
-import dev.nvmf.target.config.PortConfig;
-import dev.nvmf.target.config.SubsystemConfig;
+import dev.nvmf.target.config.NamespaceSection;
+import dev.nvmf.target.config.PortSection;
+import dev.nvmf.target.config.ReferralSection;
+import dev.nvmf.target.config.SubsystemSection;
 import dev.nvmf.target.config.TargetConfig;
+import dev.nvmf.target.config.TransportSection;
 import dev.nvmf.target.core.NvmeTarget;
 import dev.nvmf.target.core.controller.Controller;
+import dev.nvmf.target.core.subsystem.NamespaceConfig;
 import dev.nvmf.target.core.subsystem.Namespace;
+import dev.nvmf.target.core.subsystem.Port;
+import dev.nvmf.target.core.subsystem.Referral;
 import dev.nvmf.target.core.subsystem.Subsystem;
 import dev.nvmf.target.metrics.TargetMetrics;
 import dev.nvmf.target.rdma.RdmaTransport;
 import dev.nvmf.target.rdma.poller.Poller;
+import dev.nvmf.target.service.EnvironmentException;
 import dev.nvmf.target.service.LogContext;
 import dev.nvmf.target.service.TargetRuntime;
 import dev.nvmf.verbs.RdmaProvider;
@@ -30,6 +37,7 @@ import java.util.Collections;
 import java.util.Deque;
 import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -79,7 +87,7 @@ public final class DaemonRuntime implements TargetRuntime {
     }
 
     /** A namespace being served: its backend and the core's view of it. */
-    private record Live(String nqn, NamespaceConfig config, BlockBackend backend, Namespace namespace) {}
+    private record Live(String nqn, NamespaceSection config, BlockBackend backend, Namespace namespace) {}
 
     private record NsKey(String nqn, long nsid) {}
 
@@ -116,21 +124,22 @@ public final class DaemonRuntime implements TargetRuntime {
         try {
             target = new NvmeTarget(ConfigMapping.options(cfg.transport()), SystemNanoClock.INSTANCE);
             target.observer(new DaemonObserver(metrics));
-            for (SubsystemConfig s : cfg.subsystems()) {
-                for (NamespaceConfig n : s.namespaces()) {
+            for (SubsystemSection s : cfg.subsystems()) {
+                for (NamespaceSection n : s.namespaces()) {
                     if (n.enabled()) {
                         opened.put(new NsKey(s.nqn(), n.nsid()), open(s.nqn(), n));
                     }
                 }
             }
             Journal j = new Journal();
-            for (PortConfig p : cfg.ports()) {
-                target.addPort(ConfigMapping.port(p));
+            for (PortSection p : cfg.ports()) {
+                target.addPort(ConfigMapping.port(p, cfg.discovery()));
             }
-            for (SubsystemConfig s : cfg.subsystems()) {
-                addSubsystem(s, cfg.transport(), opened, j);
+            syncReferrals(cfg);
+            for (SubsystemSection s : cfg.subsystems()) {
+                addSubsystem(s, opened, j);
             }
-            for (PortConfig p : cfg.ports()) {
+            for (PortSection p : cfg.ports()) {
                 for (String nqn : p.subsystems()) {
                     target.exposeSubsystem(p.id(), nqn);
                 }
@@ -142,11 +151,11 @@ public final class DaemonRuntime implements TargetRuntime {
             bridge = new TransportMetricsBridge(metrics, transport.metrics());
             config = cfg;
             startTimer();
-            for (PortConfig p : cfg.ports()) {
+            for (PortSection p : cfg.ports()) {
                 LOG.info("port " + p.id() + ": listening on rdma " + p.endpoint() + " for " + p.subsystems());
             }
         } catch (Exception | Error e) {
-            LOG.log(Level.SEVERE, "start failed; releasing what was taken: " + e.getMessage());
+            LOG.info("start failed; releasing what was taken");
             if (transport != null) {
                 transport.stop(1000);
                 transport = null;
@@ -154,11 +163,15 @@ public final class DaemonRuntime implements TargetRuntime {
             for (Opened o : opened.values()) {
                 closeQuietly(o.backend());
             }
-            for (SubsystemConfig s : cfg.subsystems()) {
+            for (SubsystemSection s : cfg.subsystems()) {
                 metrics.removeSubsystem(s.nqn());
             }
             live.clear();
             target = null;
+            EnvironmentException explained = StartupDiagnosis.explain(e, cfg.ports());
+            if (explained != null) {
+                throw explained;
+            }
             throw e;
         }
     }
@@ -305,11 +318,16 @@ public final class DaemonRuntime implements TargetRuntime {
     // ------------------------------------------------------------------------------------------- reload
 
     /** A backend opened for a namespace, not yet (or no longer) serving. */
-    private record Opened(NamespaceConfig config, BlockBackend backend,
-                          dev.nvmf.target.core.subsystem.NamespaceConfig coreConfig) {}
+    private record Opened(NamespaceSection config, BlockBackend backend,
+                          NamespaceConfig coreConfig) {}
 
-    private Opened open(String nqn, NamespaceConfig n) throws Exception {
+    private Opened open(String nqn, NamespaceSection n) throws Exception {
         BlockBackend b = BlockBackends.open(ConfigMapping.backend(n));
+        if (b instanceof FileBackend f && f.directIoRefused()) {
+            LOG.warning(LogContext.format(nqn, null, "namespace " + n.nsid() + ": the file system of " + n.path()
+                    + " refuses O_DIRECT (tmpfs does): serving it through the page cache; set 'buffered_io: true' "
+                    + "on this namespace to say so and silence this warning"));
+        }
         try {
             return new Opened(n, b, ConfigMapping.namespace(n, b));
         } catch (RuntimeException e) {
@@ -358,16 +376,16 @@ public final class DaemonRuntime implements TargetRuntime {
         Map<NsKey, Opened> opened = new LinkedHashMap<>();
         List<Integer> bound = new ArrayList<>();
         try {
-            for (SubsystemConfig s : diff.subsystemsAdded()) {
-                ConfigMapping.subsystem(s, next.transport());
-                for (NamespaceConfig n : s.namespaces()) {
+            for (SubsystemSection s : diff.subsystemsAdded()) {
+                ConfigMapping.subsystem(s);
+                for (NamespaceSection n : s.namespaces()) {
                     if (n.enabled()) {
                         opened.put(new NsKey(s.nqn(), n.nsid()), open(s.nqn(), n));
                     }
                 }
             }
             for (SubsystemChange c : diff.subsystemsChanged()) {
-                for (NamespaceConfig n : c.namespacesAdded()) {
+                for (NamespaceSection n : c.namespacesAdded()) {
                     if (n.enabled()) {
                         opened.put(new NsKey(c.nqn(), n.nsid()), open(c.nqn(), n));
                     }
@@ -380,23 +398,27 @@ public final class DaemonRuntime implements TargetRuntime {
                     }
                 }
             }
-            for (PortConfig p : diff.portsAdded()) {
-                ConfigMapping.port(p);
+            for (PortSection p : diff.portsAdded()) {
+                ConfigMapping.port(p, next.discovery());
                 ConfigMapping.rdmaPort(p, before.transport());
             }
             for (PortChange pc : diff.portsChanged()) {
-                ConfigMapping.port(pc.after());
+                ConfigMapping.port(pc.after(), next.discovery());
                 ConfigMapping.rdmaPort(pc.after(), before.transport());
             }
             // New listeners bind now: a host that connects before the port exists in the core gets its Connect
             // refused (unknown subsystem on that port), nothing else.
-            for (PortConfig p : diff.portsAdded()) {
+            for (PortSection p : diff.portsAdded()) {
                 transport.addListener(ConfigMapping.rdmaPort(p, before.transport()));
                 bound.add(p.id());
             }
         } catch (Exception e) {
             releasePrepared(opened, bound);
             LOG.warning("reload refused before any change: " + e.getMessage());
+            EnvironmentException explained = StartupDiagnosis.explain(e, diff.portsAdded());
+            if (explained != null) {
+                throw explained;
+            }
             throw e;
         }
 
@@ -406,6 +428,8 @@ public final class DaemonRuntime implements TargetRuntime {
             for (int id : diff.portsRemoved()) {
                 removePort(id, before, j);
             }
+            syncReferrals(next);
+            j.did(() -> syncReferrals(before));
             for (PortChange pc : diff.portsChanged()) {
                 if (pc.listenerChanged()) {
                     removePort(pc.id(), before, j);
@@ -423,22 +447,35 @@ public final class DaemonRuntime implements TargetRuntime {
             for (SubsystemChange c : diff.subsystemsChanged()) {
                 changeSubsystem(c, next, opened, j);
             }
-            for (SubsystemConfig s : diff.subsystemsAdded()) {
-                addSubsystem(s, next.transport(), opened, j);
+            for (SubsystemSection s : diff.subsystemsAdded()) {
+                addSubsystem(s, opened, j);
                 LOG.info(LogContext.format(s.nqn(), null, "subsystem added (" + s.namespaces().size()
                         + " namespaces)"));
             }
-            for (PortConfig p : diff.portsAdded()) {
-                addPort(p, before, false, j);
+            for (PortSection p : diff.portsAdded()) {
+                addPort(p, before, next, false, j);
             }
             for (PortChange pc : diff.portsChanged()) {
                 if (pc.listenerChanged()) {
-                    addPort(pc.after(), before, true, j);
+                    addPort(pc.after(), before, next, true, j);
                 } else {
                     for (String nqn : pc.subsystemsAdded()) {
                         expose(pc.id(), nqn, j);
                     }
                 }
+            }
+            // The core's port records carry the referrals and the discovery scope: replace those that changed.
+            for (PortSection p : next.ports()) {
+                Port old = target.port(p.id());
+                Port now = ConfigMapping.port(p, next.discovery());
+                if (old != null && !old.equals(now)) {
+                    target.addPort(now);
+                    j.did(() -> target.addPort(old));
+                }
+            }
+            if (diff.discoveryChanged()) {
+                LOG.info("discovery.all_ports: " + before.discovery().allPorts() + " -> "
+                        + next.discovery().allPorts());
             }
         } catch (Exception | Error e) {
             LOG.log(Level.SEVERE, "reload failed while applying (" + e.getMessage() + "); rolling back", e);
@@ -453,8 +490,8 @@ public final class DaemonRuntime implements TargetRuntime {
         config = next;
     }
 
-    private static boolean sameMedium(NamespaceConfig a, NamespaceConfig b) {
-        return a.kind() == b.kind() && a.kind() != NamespaceConfig.Kind.RAM && Objects.equals(a.path(), b.path());
+    private static boolean sameMedium(NamespaceSection a, NamespaceSection b) {
+        return a.kind() == b.kind() && a.kind() != NamespaceSection.Kind.RAM && Objects.equals(a.path(), b.path());
     }
 
     private void releasePrepared(Map<NsKey, Opened> opened, List<Integer> bound) {
@@ -480,12 +517,12 @@ public final class DaemonRuntime implements TargetRuntime {
 
     // ------------------------------------------------------------------------------------------- steps
 
-    private void addPort(PortConfig p, TargetConfig before, boolean bind, Journal j) {
+    private void addPort(PortSection p, TargetConfig before, TargetConfig next, boolean bind, Journal j) {
         if (bind) {
             transport.addListener(ConfigMapping.rdmaPort(p, before.transport()));
             j.did(() -> transport.removeListener(p.id()));
         }
-        target.addPort(ConfigMapping.port(p));
+        target.addPort(ConfigMapping.port(p, next.discovery()));
         j.did(() -> target.removePort(p.id()));
         for (String nqn : p.subsystems()) {
             target.exposeSubsystem(p.id(), nqn);
@@ -494,12 +531,12 @@ public final class DaemonRuntime implements TargetRuntime {
     }
 
     private void removePort(int id, TargetConfig before, Journal j) {
-        PortConfig old = before.port(id).orElseThrow();
+        PortSection old = before.port(id).orElseThrow();
         transport.removeListener(id);
         j.did(() -> transport.addListener(ConfigMapping.rdmaPort(old, before.transport())));
         target.removePort(id); // its controllers are torn down
         j.did(() -> {
-            target.addPort(ConfigMapping.port(old));
+            target.addPort(ConfigMapping.port(old, before.discovery()));
             for (String nqn : old.subsystems()) {
                 if (target.subsystem(nqn) != null) {
                     target.exposeSubsystem(id, nqn);
@@ -507,6 +544,37 @@ public final class DaemonRuntime implements TargetRuntime {
             }
         });
         LOG.info("port " + id + ": removed (" + old.endpoint() + "); its controllers disconnect");
+    }
+
+    /**
+     * Makes the core's referral list the referrals of every configured port, each once. The core keeps one list for
+     * the discovery log; the port records ({@link Port#referrals}) say which port each belongs to.
+     */
+    private void syncReferrals(TargetConfig cfg) {
+        Set<Referral> wanted = new LinkedHashSet<>();
+        for (PortSection p : cfg.ports()) {
+            for (ReferralSection r : p.referrals()) {
+                wanted.add(ConfigMapping.referral(r));
+            }
+        }
+        for (Referral r : target.referrals()) {
+            if (!wanted.contains(r)) {
+                target.removeReferral(r);
+                LOG.info("discovery referral removed: " + describe(r));
+            }
+        }
+        List<Referral> present = target.referrals();
+        for (Referral r : wanted) {
+            if (!present.contains(r)) {
+                target.addReferral(r);
+                LOG.info("discovery referral added: " + describe(r));
+            }
+        }
+    }
+
+    private static String describe(Referral r) {
+        return (r.transportType() == dev.nvmf.target.nvme.DiscoveryLog.TRTYPE_TCP ? "tcp " : "rdma ")
+                + r.address() + ":" + r.serviceId() + " (portid " + r.portId() + ")";
     }
 
     private void expose(int portId, String nqn, Journal j) {
@@ -531,9 +599,8 @@ public final class DaemonRuntime implements TargetRuntime {
         LOG.info(LogContext.format(nqn, null, "no longer exposed on port " + portId));
     }
 
-    private void addSubsystem(SubsystemConfig s, dev.nvmf.target.config.TransportConfig t,
-                              Map<NsKey, Opened> opened, Journal j) {
-        Subsystem sub = target.addSubsystem(ConfigMapping.subsystem(s, t));
+    private void addSubsystem(SubsystemSection s, Map<NsKey, Opened> opened, Journal j) {
+        Subsystem sub = target.addSubsystem(ConfigMapping.subsystem(s));
         metrics.subsystem(s.nqn());
         j.did(() -> {
             target.removeSubsystem(s.nqn());
@@ -543,7 +610,7 @@ public final class DaemonRuntime implements TargetRuntime {
         for (String h : s.allowedHosts()) {
             sub.allowHost(h);
         }
-        for (NamespaceConfig n : s.namespaces()) {
+        for (NamespaceSection n : s.namespaces()) {
             if (n.enabled()) {
                 addNamespace(sub, opened.get(new NsKey(s.nqn(), n.nsid())), j);
             }
@@ -551,7 +618,7 @@ public final class DaemonRuntime implements TargetRuntime {
     }
 
     private void removeSubsystem(String nqn, TargetConfig before, Journal j) {
-        SubsystemConfig old = before.subsystem(nqn).orElseThrow();
+        SubsystemSection old = before.subsystem(nqn).orElseThrow();
         Subsystem s = target.subsystem(nqn);
         Set<Integer> ports = s.ports();
         Map<NsKey, Live> itsNamespaces = new LinkedHashMap<>();
@@ -563,7 +630,7 @@ public final class DaemonRuntime implements TargetRuntime {
         target.removeSubsystem(nqn); // its controllers are torn down
         itsNamespaces.keySet().forEach(live::remove);
         j.did(() -> {
-            Subsystem back = target.addSubsystem(ConfigMapping.subsystem(old, before.transport()));
+            Subsystem back = target.addSubsystem(ConfigMapping.subsystem(old));
             old.allowedHosts().forEach(back::allowHost);
             for (Map.Entry<NsKey, Live> e : itsNamespaces.entrySet()) {
                 Live l = e.getValue();
@@ -626,7 +693,7 @@ public final class DaemonRuntime implements TargetRuntime {
             removeNamespace(sub, nsid, j);
         }
         for (NamespaceChange nc : c.namespacesChanged()) {
-            NamespaceConfig a = nc.after();
+            NamespaceSection a = nc.after();
             if (live.containsKey(new NsKey(nqn, a.nsid()))) {
                 removeNamespace(sub, a.nsid(), j);
             }
@@ -639,14 +706,14 @@ public final class DaemonRuntime implements TargetRuntime {
                     o = open(nqn, a);
                     opened.put(new NsKey(nqn, a.nsid()), o);
                     if (old != null) {
-                        NamespaceConfig oldCfg = old.config();
+                        NamespaceSection oldCfg = old.config();
                         j.did(() -> reopenAfterRollback(sub, oldCfg));
                     }
                 }
                 addNamespace(sub, o, j);
             }
         }
-        for (NamespaceConfig n : c.namespacesAdded()) {
+        for (NamespaceSection n : c.namespacesAdded()) {
             if (n.enabled()) {
                 addNamespace(sub, opened.get(new NsKey(nqn, n.nsid())), j);
             }
@@ -664,7 +731,7 @@ public final class DaemonRuntime implements TargetRuntime {
         return old;
     }
 
-    private void reopenAfterRollback(Subsystem sub, NamespaceConfig oldCfg) {
+    private void reopenAfterRollback(Subsystem sub, NamespaceSection oldCfg) {
         try {
             Opened o = open(sub.nqn(), oldCfg);
             Namespace ns = sub.addNamespace(o.coreConfig(), o.backend());

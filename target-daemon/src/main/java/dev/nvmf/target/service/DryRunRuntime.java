@@ -4,7 +4,7 @@ import java.time.Duration;
 import java.util.logging.Logger;
 
 import dev.nvmf.target.config.ConfigDiff;
-import dev.nvmf.target.config.PortConfig;
+import dev.nvmf.target.config.PortSection;
 import dev.nvmf.target.config.TargetConfig;
 
 /**
@@ -18,7 +18,7 @@ public final class DryRunRuntime implements TargetRuntime {
     @Override
     public void start(TargetConfig config) {
         this.config = config;
-        for (PortConfig p : config.ports()) {
+        for (PortSection p : config.ports()) {
             LOG.info("dry run: would listen on " + p.trtype() + " " + p.endpoint() + " (port " + p.id() + ") for "
                     + p.subsystems().size() + " subsystems");
         }

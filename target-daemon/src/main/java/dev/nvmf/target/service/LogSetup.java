@@ -7,7 +7,7 @@ import java.util.logging.Level;
 import java.util.logging.LogRecord;
 import java.util.logging.Logger;
 
-import dev.nvmf.target.config.LoggingConfig;
+import dev.nvmf.target.config.LoggingSection;
 
 /** Configures java.util.logging for the daemon: one handler on stderr with {@link JournalFormatter}. */
 public final class LogSetup {
@@ -22,7 +22,7 @@ public final class LogSetup {
         return s != null && !s.isEmpty();
     }
 
-    public static void configure(LoggingConfig config, Map<String, String> env, PrintStream out) {
+    public static void configure(LoggingSection config, Map<String, String> env, PrintStream out) {
         boolean journal = switch (config.format()) {
             case JOURNAL -> true;
             case PLAIN -> false;
@@ -58,11 +58,11 @@ public final class LogSetup {
         Logger.getLogger(ROOT).setLevel(level(config.level()));
     }
 
-    public static void apply(LoggingConfig config) {
+    public static void apply(LoggingSection config) {
         Logger.getLogger(ROOT).setLevel(level(config.level()));
     }
 
-    public static Level level(LoggingConfig.Level level) {
+    public static Level level(LoggingSection.Level level) {
         return switch (level) {
             case ERROR -> Level.SEVERE;
             case WARNING -> Level.WARNING;

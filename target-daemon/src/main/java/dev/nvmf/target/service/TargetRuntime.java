@@ -31,8 +31,9 @@ public interface TargetRuntime {
     boolean healthy();
 
     /**
-     * Orderly shutdown: stop accepting, disconnect hosts, drain every queue (seed: teardown is a drain), close
-     * backends. Must return within about {@code timeout}.
+     * Orderly shutdown: stop accepting, disconnect hosts, drain every queue (a teardown is a drain: every posted work
+     * request comes back before anything is freed, as the kernel's nvmet_rdma_free_queue runs only after ib_drain_qp,
+     * kernel rdma.c), close backends. Must return within about {@code timeout}.
      */
     void stop(Duration timeout);
 }

@@ -93,6 +93,11 @@ public final class TargetService {
         }
         try {
             runtime.start(initial);
+        } catch (EnvironmentException e) {
+            LOG.severe("startup failed: " + e.getMessage());
+            notify.status("failed: " + e.getMessage());
+            closeMetrics();
+            return ExitCodes.UNAVAILABLE;
         } catch (Exception e) {
             LOG.log(Level.SEVERE, "startup failed", e);
             notify.status("failed: " + e.getMessage());
@@ -174,6 +179,11 @@ public final class TargetService {
         }
         try {
             runtime.apply(diff, next);
+        } catch (EnvironmentException e) {
+            LOG.severe("reload failed, running configuration unchanged: " + e.getMessage());
+            metrics.reloadRefused();
+            notify.ready("reload failed, running configuration unchanged: " + e.getMessage());
+            return;
         } catch (Exception e) {
             LOG.log(Level.SEVERE, "reload failed while applying; running configuration unchanged", e);
             metrics.reloadRefused();

@@ -1,5 +1,7 @@
 package dev.nvmf.target.backend;
 
+import dev.nvmf.verbs.Errno;
+
 import dev.nvmf.target.backend.RamBackendTest.Patterns;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Assumptions;

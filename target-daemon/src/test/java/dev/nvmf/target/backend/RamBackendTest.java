@@ -1,5 +1,7 @@
 package dev.nvmf.target.backend;
 
+import dev.nvmf.verbs.Errno;
+
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 

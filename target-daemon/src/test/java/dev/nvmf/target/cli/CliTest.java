@@ -63,7 +63,7 @@ class CliTest {
         assertEquals("", r.out());
         Run strict = run("check-config", "--quiet", example.toString());
         assertEquals(ExitCodes.CONFIG, strict.code());
-        assertTrue(strict.err().contains(example + ":20:17: subsystems[0].namespaces[0].device: device "
+        assertTrue(strict.err().contains(example + ":26:17: subsystems[0].namespaces[0].device: device "
                 + "'/dev/nvme0n1' does not exist"), strict.err());
     }
 
@@ -108,11 +108,18 @@ class CliTest {
         assertEquals(ExitCodes.USAGE, again.code());
         assertTrue(again.err().endsWith(out + ": exists; use --force to overwrite\n"), again.err());
 
+        // nvmetcli's example names: imported unchanged, with a warning each, and check-config accepts the result.
         Path testnqn = Path.of(CliTest.class.getResource("/nvmetcli/testnqn.json").toURI());
-        Run refused = run("import-nvmetcli", testnqn.toString());
-        assertEquals(ExitCodes.CONFIG, refused.code());
-        assertTrue(refused.err().startsWith(testnqn + ":4:14: hosts[0].nqn: 'hostnqn' is not a valid NQN"),
-                refused.err());
+        Path converted = dir.resolve("testnqn.yaml");
+        Run imported = run("import-nvmetcli", testnqn.toString(), "-o", converted.toString());
+        assertEquals(0, imported.code(), imported.err());
+        assertTrue(imported.err().startsWith("warning: " + testnqn + ":4:14: hosts[0].nqn: 'hostnqn' does not follow "
+                + "NVMe Base 2.0 section 4.5"), imported.err());
+        assertTrue(imported.err().contains("warning: " + testnqn + ":41:14: subsystems[0].nqn: 'testnqn' does not "
+                + "follow NVMe Base 2.0 section 4.5"), imported.err());
+        Run checked = run("check-config", "--no-device-check", converted.toString());
+        assertEquals(0, checked.code(), checked.err());
+        assertTrue(checked.out().contains("- nqn: testnqn"), checked.out());
     }
 
     @Test

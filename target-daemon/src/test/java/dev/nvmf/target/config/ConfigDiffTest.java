@@ -102,7 +102,7 @@ class ConfigDiffTest {
                 "- subsystem " + B,
                 "- host " + H2,
                 "+ subsystem " + C + " (0 namespaces)",
-                "~ subsystem " + A + " model",
+                "! subsystem " + A + " model (takes effect on restart)",
                 "+ namespace " + A + " nsid 7 file:/srv/seven.img",
                 "~ namespace " + A + " nsid 2 ram:4MiB",
                 "~ namespace " + A + " nsid 3 disabled",
@@ -133,5 +133,37 @@ class ConfigDiffTest {
                 "- allowed host " + H1 + " on " + A,
                 "+ allowed host " + H2 + " on " + A,
                 "~ port 2 10.0.0.2:4420 -> 10.0.0.2:4420 (listener re-created)"), d.describe());
+    }
+
+    @Test
+    void referralsDiscoveryScopeAndSubsystemIdentity() throws Exception {
+        TargetConfig before = load(BEFORE);
+        TargetConfig after = load(BEFORE
+                .replace("{id: 2, traddr: 10.0.0.2, subsystems: [%s]}".formatted(B),
+                        "{id: 2, traddr: 10.0.0.2, subsystems: [%s], referrals: [{traddr: 10.0.0.9, portid: 4}]}"
+                                .formatted(B))
+                .replace("    allowed_hosts: [" + H1 + "]", "    allowed_hosts: [" + H1 + "]\n    firmware: 2.0\n"
+                        + "    version: 1.4\n    ieee_oui: 0x001b21\n    cntlid_min: 10\n    cntlid_max: 20\n"
+                        + "    max_qid: 4")
+                + "discovery:\n  all_ports: true\n");
+        ConfigDiff d = ConfigDiff.between(before, after);
+        assertEquals(List.of("firmware", "version", "ieee_oui", "cntlid_min", "cntlid_max", "max_qid"),
+                d.subsystemsChanged().get(0).attributesChanged());
+        ConfigDiff.PortChange p2 = d.portsChanged().get(0);
+        assertEquals(false, p2.listenerChanged(), "a referral is not a listener change");
+        assertEquals(List.of(new ReferralSection("rdma", "ipv4", "10.0.0.9", 4420, 4)), p2.referralsAdded());
+        assertEquals(true, d.discoveryChanged());
+        assertEquals(List.of(
+                "! subsystem " + A + " firmware (takes effect on restart)",
+                "! subsystem " + A + " version (takes effect on restart)",
+                "! subsystem " + A + " ieee_oui (takes effect on restart)",
+                "! subsystem " + A + " cntlid_min (takes effect on restart)",
+                "! subsystem " + A + " cntlid_max (takes effect on restart)",
+                "! subsystem " + A + " max_qid (takes effect on restart)",
+                "+ port 2 referral rdma 10.0.0.9:4420",
+                "~ discovery.all_ports"), d.describe());
+        ConfigDiff back = ConfigDiff.between(after, before);
+        assertEquals(List.of(new ReferralSection("rdma", "ipv4", "10.0.0.9", 4420, 4)),
+                back.portsChanged().get(0).referralsRemoved());
     }
 }

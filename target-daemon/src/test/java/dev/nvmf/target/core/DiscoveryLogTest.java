@@ -76,57 +76,61 @@ class DiscoveryLogTest extends CoreFixture {
                 "a transport that cannot say leaves the configured address");
     }
 
-    @Test
-    void allPortsOptionListsEveryPortUnlessTheHostAsksPortLocalEntriesOnly() throws Exception {
-        NvmeTarget all = new NvmeTarget(TargetOptions.defaults().withDiscoveryAllPorts(true), () -> now[0]);
-        try {
-            all.addPort(Port.rdma(1, DiscoveryLog.ADRFAM_IPV4, "192.168.10.1", "4420"));
-            all.addPort(Port.rdma(2, DiscoveryLog.ADRFAM_IPV4, "0.0.0.0", "4421"));
-            all.addSubsystem(SubsystemConfig.of(SUBNQN, "SN1").withAllowAnyHost(true));
-            all.addSubsystem(SubsystemConfig.of(SUB_B, "SN2").withAllowAnyHost(true));
-            all.exposeSubsystem(1, SUBNQN);
-            all.exposeSubsystem(2, SUB_B);
-            Referral r1 = new Referral(7, DiscoveryLog.TRTYPE_RDMA, DiscoveryLog.ADRFAM_IPV4, "10.7.7.7", "4420");
-            Referral r2 = new Referral(8, DiscoveryLog.TRTYPE_RDMA, DiscoveryLog.ADRFAM_IPV4, "10.8.8.8", "4420");
-            all.addReferral(1, r1);
-            all.addReferral(2, r2);
-            all.addReferral(2, r1); // listed once
-            CapsuleHost d = enabledDiscoveryHost(all, HOST1, 1, InetAddress.getByName("192.168.10.1"));
-            assertEquals(List.of(
-                    "3 1 " + DiscoveryLog.DISCOVERY_NQN + " 192.168.10.1:4420",
-                    "2 1 " + SUBNQN + " 192.168.10.1:4420",
-                    "2 2 " + SUB_B + " 192.168.10.1:4421",
-                    "1 7 " + DiscoveryLog.DISCOVERY_NQN + " 10.7.7.7:4420",
-                    "1 8 " + DiscoveryLog.DISCOVERY_NQN + " 10.8.8.8:4420"), entries(discoveryLog(d)),
-                    "every port; the wildcard port with the address the host reached");
-            // Get Log Page with LSP PLEO (bit 0): the host's port only.
-            int numd = 8 * 1024 / 4 - 1;
-            Completion pleo = d.admin.submit(Cmd.getLogPage(0x70, 0, 8 * 1024, 0, false)
-                    .cdw(10, 0x70 | (1 << 8) | (numd << 16)));
-            assertEquals(0, pleo.status(), pleo::toString);
-            assertEquals(List.of(
-                    "3 1 " + DiscoveryLog.DISCOVERY_NQN + " 192.168.10.1:4420",
-                    "2 1 " + SUBNQN + " 192.168.10.1:4420",
-                    "1 7 " + DiscoveryLog.DISCOVERY_NQN + " 10.7.7.7:4420"), entries(pleo.dataSegment()));
-        } finally {
-            all.close();
-        }
+    private static final Referral R7 =
+            new Referral(7, DiscoveryLog.TRTYPE_RDMA, DiscoveryLog.ADRFAM_IPV4, "10.7.7.7", "4420");
+    private static final Referral R8 =
+            new Referral(8, DiscoveryLog.TRTYPE_RDMA, DiscoveryLog.ADRFAM_IPV4, "10.8.8.8", "4420");
+
+    private static Port port(int id, String address, String svcid, List<Referral> referrals, boolean allPorts) {
+        return new Port(id, DiscoveryLog.TRTYPE_RDMA, DiscoveryLog.ADRFAM_IPV4, address, svcid,
+                Port.DEFAULT_IN_CAPSULE_DATA_SIZE, Port.DEFAULT_MAX_QUEUE_SIZE, referrals, allPorts);
     }
 
     @Test
-    void referralsBelongToTheirPortAndGoWithIt() {
-        Referral r = new Referral(9, DiscoveryLog.TRTYPE_RDMA, DiscoveryLog.ADRFAM_IPV4, "10.9.9.9", "4420");
-        target.addPort(Port.rdma(2, DiscoveryLog.ADRFAM_IPV4, "10.0.0.2", "4421"));
-        target.addReferral(2, r);
-        assertEquals(List.of(r), target.referrals(2));
-        assertEquals(List.of(), target.referrals(1));
-        org.junit.jupiter.api.Assertions.assertThrows(IllegalStateException.class, () -> target.addReferral(5, r));
+    void allPortsListsEveryPortUnlessTheHostAsksPortLocalEntriesOnly() throws Exception {
+        target.addPort(port(1, "192.168.10.1", "4420", List.of(R7), true));
+        target.addPort(port(2, "0.0.0.0", "4421", List.of(R8, R7), true));
+        target.addSubsystem(SubsystemConfig.of(SUB_B, "SN2").withAllowAnyHost(true));
+        target.exposeSubsystem(2, SUB_B);
+        CapsuleHost d = enabledDiscoveryHost(target, HOST1, 1, InetAddress.getByName("192.168.10.1"));
+        assertEquals(List.of(
+                "3 1 " + DiscoveryLog.DISCOVERY_NQN + " 192.168.10.1:4420",
+                "2 1 " + SUBNQN + " 192.168.10.1:4420",
+                "2 2 " + SUB_B + " 192.168.10.1:4421",
+                "1 7 " + DiscoveryLog.DISCOVERY_NQN + " 10.7.7.7:4420",
+                "1 8 " + DiscoveryLog.DISCOVERY_NQN + " 10.8.8.8:4420"), entries(discoveryLog(d)),
+                "every port; the wildcard port with the address the host reached; each referral once");
+        // Get Log Page with LSP PLEO (bit 0): the host's port only.
+        int numd = 8 * 1024 / 4 - 1;
+        Completion pleo = d.admin.submit(Cmd.getLogPage(0x70, 0, 8 * 1024, 0, false)
+                .cdw(10, 0x70 | (1 << 8) | (numd << 16)));
+        assertEquals(0, pleo.status(), pleo::toString);
+        assertEquals(List.of(
+                "3 1 " + DiscoveryLog.DISCOVERY_NQN + " 192.168.10.1:4420",
+                "2 1 " + SUBNQN + " 192.168.10.1:4420",
+                "1 7 " + DiscoveryLog.DISCOVERY_NQN + " 10.7.7.7:4420"), entries(pleo.dataSegment()));
+    }
+
+    @Test
+    void referralsBelongToTheirPortAndGoWithIt() throws Exception {
+        target.addPort(port(2, "10.0.0.2", "4421", List.of(R8), false));
+        CapsuleHost on1 = enabledDiscoveryHost(target, HOST1, 1, null);
+        CapsuleHost on2 = enabledDiscoveryHost(target, HOST2, 2, null);
+        assertEquals(List.of("3 1 " + DiscoveryLog.DISCOVERY_NQN + " 192.168.10.1:4420",
+                "2 1 " + SUBNQN + " 192.168.10.1:4420"), entries(discoveryLog(on1)), "not port 2's referral");
+        assertEquals(List.of("3 2 " + DiscoveryLog.DISCOVERY_NQN + " 10.0.0.2:4421",
+                "1 8 " + DiscoveryLog.DISCOVERY_NQN + " 10.8.8.8:4420"), entries(discoveryLog(on2)));
+        // A referral listed on every port, besides each port's own.
+        target.addReferral(R7);
+        assertEquals(List.of(R8, R7), target.referrals(), "every referral the target lists, once");
+        assertEquals("1 7 " + DiscoveryLog.DISCOVERY_NQN + " 10.7.7.7:4420", entries(discoveryLog(on1)).get(2));
+        // The port replaced without referrals: its referral goes with the old record.
         long before = target.discoveryGeneration();
-        target.removePort(2);
-        assertEquals(List.of(), target.referrals(2));
-        target.addPort(Port.rdma(2, DiscoveryLog.ADRFAM_IPV4, "10.0.0.2", "4421"));
-        assertEquals(List.of(), target.referrals(2), "a new port of the same id starts without them");
-        assertEquals(before + 2, target.discoveryGeneration());
+        target.addPort(port(2, "10.0.0.2", "4421", List.of(), false));
+        assertEquals(List.of(R7), target.referrals());
+        assertEquals(before + 1, target.discoveryGeneration());
+        target.removeReferral(R7);
+        assertEquals(List.of(), target.referrals());
     }
 
     @Test
@@ -135,11 +139,10 @@ class DiscoveryLogTest extends CoreFixture {
         NvmeTarget deep = new NvmeTarget(new TargetOptions(5, 128, d.keepAliveGranularity(), d.discoveryKatoMillis(),
                 d.asyncEventLimit(), d.errorLogEntries(), d.capTimeout(), d.version()), () -> now[0]);
         try {
-            deep.addPort(Port.rdma(1, DiscoveryLog.ADRFAM_IPV4, "192.168.10.1", "4420"));
+            deep.addPort(port(1, "192.168.10.1", "4420", List.of(new Referral(9, DiscoveryLog.TRTYPE_RDMA,
+                    DiscoveryLog.ADRFAM_IPV4, "10.9.9.9", "4420")), false));
             deep.addSubsystem(SubsystemConfig.of(SUBNQN, "SN1").withAllowAnyHost(true));
             deep.exposeSubsystem(1, SUBNQN);
-            deep.addReferral(1, new Referral(9, DiscoveryLog.TRTYPE_RDMA, DiscoveryLog.ADRFAM_IPV4, "10.9.9.9",
-                    "4420"));
             CapsuleHost host = enabledDiscoveryHost(deep, HOST1, 1, null);
             MemorySegment log = discoveryLog(host);
             assertEquals(128, Le.u16(log, 1024 + DiscoveryLog.ASQSZ), "current discovery entry: max_aq_depth");

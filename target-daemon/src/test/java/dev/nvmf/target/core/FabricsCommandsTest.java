@@ -165,6 +165,37 @@ class FabricsCommandsTest extends CoreFixture {
     }
 
     @Test
+    void theSubsystemsVersionIeeeOuiFirmwareAndMaxQidReachTheHost() {
+        // kernel configfs attr_version, attr_ieee_oui, attr_firmware, attr_qid_max, attr_cntlid_min/max
+        var s = target.addSubsystem(new SubsystemConfig("nqn.2024-01.dev.nvmf:custom", "SN9", "model-9", "fw-9",
+                true, 100, 101, 2, Properties.version(1, 4, 0), 0x001B21));
+        target.exposeSubsystem(1, s.nqn());
+        CapsuleHost h = host(HOST1).connectAndEnable(s.nqn());
+        assertEquals(100, h.cntlid, "from cntlid_min");
+        assertEquals(0x0001_0400, h.admin.submit(Cmd.propertyGet(Properties.VS, false)).dw0(), "VS 1.4");
+        MemorySegment id = h.admin.submit(Cmd.identify(1, 0)).dataSegment();
+        assertEquals(0x0001_0400, Le.u32(id, IdentifyController.VER));
+        assertEquals(0x21, Le.u8(id, IdentifyController.IEEE), "OUI least significant byte first");
+        assertEquals(0x1B, Le.u8(id, IdentifyController.IEEE + 1));
+        assertEquals(0x00, Le.u8(id, IdentifyController.IEEE + 2));
+        assertEquals("fw-9", Le.asciiTrimmed(id, IdentifyController.FR, IdentifyController.FR_LENGTH));
+        assertEquals("fw-9", Le.asciiTrimmed(h.admin.submit(Cmd.getLogPage(
+                dev.nvmf.target.nvme.LogPages.LID_FIRMWARE_SLOT, 0, 512, 0, false)).dataSegment(),
+                dev.nvmf.target.nvme.LogPages.FIRMWARE_FRS1, 8), "the firmware slot log");
+        // max_qid 2: Number of Queues grants at most 2, and a Connect of qid 3 is Invalid Parameters (IPO 42).
+        assertEquals((1 << 16) | 1, h.admin.submit(Cmd.setFeature(0x07, (9 << 16) | 9)).dw0());
+        h.connectIo(2, 64);
+        Completion c = h.open(3, 64).expect(Status.CONNECT_INVALID_PARAMETERS,
+                Cmd.connect(3, 63, 0, h.hostId, h.cntlid, s.nqn(), HOST1));
+        assertEquals(42, c.dw0());
+        // The defaults: VER 2.0, no OUI.
+        MemorySegment plain = host(HOST2).connectAndEnable(SUBNQN).admin.submit(Cmd.identify(1, 0)).dataSegment();
+        assertEquals(Properties.VERSION_2_0, Le.u32(plain, IdentifyController.VER));
+        assertEquals(0, Le.u8(plain, IdentifyController.IEEE) | Le.u8(plain, IdentifyController.IEEE + 1)
+                | Le.u8(plain, IdentifyController.IEEE + 2));
+    }
+
+    @Test
     void propertyGetCapVsCcCsts() {
         CapsuleHost h = host(HOST1);
         h.connectAdmin(SUBNQN, 0);

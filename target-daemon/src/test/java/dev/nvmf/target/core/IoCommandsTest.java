@@ -1,6 +1,6 @@
 package dev.nvmf.target.core;
 
-import dev.nvmf.target.backend.Errno;
+import dev.nvmf.verbs.Errno;
 import dev.nvmf.target.backend.RamBackend;
 import dev.nvmf.target.core.io.IoCommands;
 import dev.nvmf.target.core.subsystem.NamespaceConfig;

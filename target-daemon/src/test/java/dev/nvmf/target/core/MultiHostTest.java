@@ -178,8 +178,10 @@ class MultiHostTest extends CoreFixture {
         Subsystem onlyA = target.addSubsystem(SubsystemConfig.of(SUB_A, "SNA"));
         onlyA.allowHost(HOST1);
         target.exposeSubsystem(1, SUB_A);
-        target.addReferral(1, new Referral(9, DiscoveryLog.TRTYPE_RDMA, DiscoveryLog.ADRFAM_IPV4, "10.9.9.9",
-                "4420"));
+        // Port 1 again (same id: replaced), now with a referral of its own.
+        target.addPort(new Port(1, DiscoveryLog.TRTYPE_RDMA, DiscoveryLog.ADRFAM_IPV4, "192.168.10.1", "4420", 8192,
+                1024, List.of(new Referral(9, DiscoveryLog.TRTYPE_RDMA, DiscoveryLog.ADRFAM_IPV4, "10.9.9.9", "4420")),
+                false));
 
         // Port 1's entries only (the kernel target's discovery.c lists req->port's): port 2's are not there.
         List<String> forA = entries(discoveryLog(discoveryHost(HOST1)));

@@ -311,4 +311,88 @@ class DaemonRuntimeTest {
         assertEquals(1.0, metrics.registry().get("nvmf.keep.alive.expiries").tag("subsystem", SUB).counter().count());
         assertNotEquals(0, Arrays.stream(c).filter(h -> h.rdma.sawEvent(CmEventType.DISCONNECTED)).count());
     }
+
+    /**
+     * nvmetcli's example (subsystem {@code testnqn}, host {@code hostnqn}) imported, checked as check-config checks
+     * it, started, and used by a host connecting with those exact names: the names survive the import, the loader,
+     * the daemon's mapping and Fabrics Connect. The namespace is a file, opened O_DIRECT.
+     */
+    @Test
+    void anImportedNvmetcliTestnqnConfigurationServesItsHostByName() throws Exception {
+        Path img = dir.resolve("testnqn.img");
+        Files.write(img, new byte[4 << 20]);
+        String json = new String(DaemonRuntimeTest.class.getResourceAsStream("/nvmetcli/testnqn.json").readAllBytes(),
+                java.nio.charset.StandardCharsets.UTF_8)
+                .replace("192.168.6.68", TARGET_IP).replace("/dev/ram1", img.toString());
+        var imported = dev.nvmf.target.config.NvmetcliImporter.importString(json, "testnqn.json");
+        TargetConfig cfg = load(imported.yaml()); // with device checks, as check-config and serve do
+        assertEquals("testnqn", cfg.subsystems().get(0).nqn());
+        runtime.start(cfg);
+        assertTrue(((dev.nvmf.target.backend.FileBackend) runtime.target().subsystem("testnqn").namespace(1)
+                .backend()).directIo(), "the file namespace is O_DIRECT");
+
+        NvmeHost admin = new NvmeHost(fabric, new InetSocketAddress(HOST_IP, 0), new InetSocketAddress(TARGET_IP, 4420),
+                "hostnqn", 0, 32);
+        hosts.add(admin);
+        admin.connectAdminAndEnable("testnqn", 0);
+        int cntlid = runtime.target().subsystem("testnqn").controllers().get(0).cntlid();
+        NvmeHost io = new NvmeHost(fabric, new InetSocketAddress(HOST_IP, 0), new InetSocketAddress(TARGET_IP, 4420),
+                "hostnqn", 1, 16);
+        hosts.add(io);
+        assertEquals(0, io.connect("testnqn", cntlid, 15, 0), "I/O queue Connect with the names as written");
+        assertWriteRead(io, 1, 8, 11);
+        byte[] onFile = Files.readAllBytes(img);
+        assertArrayEquals(pattern(4096, 11), Arrays.copyOfRange(onFile, 8 * 512, 8 * 512 + 4096),
+                "the data reached the file");
+
+        NvmeHost other = new NvmeHost(fabric, new InetSocketAddress(HOST_IP, 0),
+                new InetSocketAddress(TARGET_IP, 4420), "nqn.2014-08.org.nvmexpress:uuid:host1", 0, 32);
+        hosts.add(other);
+        assertEquals(Status.describe(Status.CONNECT_INVALID_HOST),
+                Status.describe(other.connect("testnqn", 0xFFFF, 31, 0)), "only the allowed host name");
+    }
+
+    /** The new subsystem attributes, referrals and the discovery scope reach the core's records. */
+    @Test
+    void subsystemIdentityReferralsAndDiscoveryScopeReachTheCore() throws Exception {
+        String attrs = "    firmware: fw-9\n    version: 1.4\n    ieee_oui: 0x001b21\n    cntlid_min: 100\n"
+                + "    cntlid_max: 101\n    max_qid: 1\n";
+        String referral = "    referrals:\n      - {traddr: 10.0.0.9, portid: 3}\n";
+        TargetConfig before = load(yaml(NS1, "").replace("    allowed_hosts:", attrs + "    allowed_hosts:")
+                .replace("    subsystems: [" + SUB + "]\n", "    subsystems: [" + SUB + "]\n" + referral));
+        runtime.start(before);
+        var config = runtime.target().subsystem(SUB).config();
+        assertEquals("fw-9", config.firmware());
+        assertEquals(0x010400, config.version());
+        assertEquals(0x001b21, config.ieeeOui());
+        assertEquals(100, config.minCntlid());
+        assertEquals(101, config.maxCntlid());
+        assertEquals(1, config.maxIoQueues());
+        var referralInCore = new dev.nvmf.target.core.subsystem.Referral(3,
+                dev.nvmf.target.nvme.DiscoveryLog.TRTYPE_RDMA, dev.nvmf.target.nvme.DiscoveryLog.ADRFAM_IPV4,
+                "10.0.0.9", "4420");
+        assertEquals(List.of(referralInCore), runtime.target().port(1).referrals());
+        assertEquals(List.of(referralInCore), runtime.target().referrals());
+        assertEquals(false, runtime.target().port(1).discoveryAllPorts());
+
+        NvmeHost[] c = connectController(0);
+        assertTrue(cntlidOf(HOST) == 100 || cntlidOf(HOST) == 101, "cntlid " + cntlidOf(HOST) + " in 100..101");
+        NvmeHost second = queue(2, 16);
+        assertNotEquals(0, second.connect(SUB, cntlidOf(HOST), 15, 0), "qid 2 is above max_qid 1");
+        assertWriteRead(c[1], 1, 0, 3);
+
+        // Live: a referral removed, another added, discovery widened; the controller stays.
+        TargetConfig after = load(yaml(NS1, "").replace("    allowed_hosts:", attrs + "    allowed_hosts:")
+                .replace("    subsystems: [" + SUB + "]\n", "    subsystems: [" + SUB + "]\n"
+                        + "    referrals:\n      - {trtype: tcp, traddr: 10.0.0.10, trsvcid: 8009}\n")
+                + "discovery:\n  all_ports: true\n");
+        runtime.apply(ConfigDiff.between(before, after), after);
+        var tcp = new dev.nvmf.target.core.subsystem.Referral(0, dev.nvmf.target.nvme.DiscoveryLog.TRTYPE_TCP,
+                dev.nvmf.target.nvme.DiscoveryLog.ADRFAM_IPV4, "10.0.0.10", "8009");
+        assertEquals(List.of(tcp), runtime.target().referrals());
+        assertEquals(List.of(tcp), runtime.target().port(1).referrals());
+        assertEquals(true, runtime.target().port(1).discoveryAllPorts());
+        assertEquals(1, runtime.target().subsystem(SUB).controllers().size(), "no controller was dropped");
+        assertWriteRead(c[1], 1, 8, 4);
+    }
 }

@@ -11,7 +11,7 @@ import java.util.logging.Level;
 import java.util.logging.LogRecord;
 import java.util.logging.Logger;
 
-import dev.nvmf.target.config.LoggingConfig;
+import dev.nvmf.target.config.LoggingSection;
 import org.junit.jupiter.api.Test;
 
 class JournalFormatterTest {
@@ -43,13 +43,13 @@ class JournalFormatterTest {
     void autoFormatFollowsJournalStream() {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         PrintStream ps = new PrintStream(out, true, StandardCharsets.UTF_8);
-        LogSetup.configure(new LoggingConfig(LoggingConfig.Level.DEBUG, LoggingConfig.Format.AUTO),
+        LogSetup.configure(new LoggingSection(LoggingSection.Level.DEBUG, LoggingSection.Format.AUTO),
                 Map.of("JOURNAL_STREAM", "8:12345"), ps);
         Logger log = Logger.getLogger("dev.nvmf.target.test");
         log.fine("debug shown");
         log.finest("trace hidden");
         Logger.getLogger("org.other").info("library info hidden");
         assertEquals("<7>debug shown\n", out.toString(StandardCharsets.UTF_8));
-        LogSetup.configure(LoggingConfig.defaults(), Map.of(), System.err);
+        LogSetup.configure(LoggingSection.defaults(), Map.of(), System.err);
     }
 }

@@ -142,10 +142,15 @@ public final class IdentifyCommand {
         Le.asciiSpacePadded(out, IdentifyController.MN, IdentifyController.MN_LENGTH, s.config().modelNumber());
         Le.asciiSpacePadded(out, IdentifyController.FR, IdentifyController.FR_LENGTH, s.config().firmware());
         Le.u8(out, IdentifyController.RAB, 6);
+        // IEEE OUI, least significant byte first (NVMe Base 2.0 figure 275; kernel attr_ieee_oui, 0 unless set).
+        int oui = s.config().ieeeOui();
+        Le.u8(out, IdentifyController.IEEE, oui);
+        Le.u8(out, IdentifyController.IEEE + 1, oui >>> 8);
+        Le.u8(out, IdentifyController.IEEE + 2, oui >>> 16);
         Le.u8(out, IdentifyController.CMIC, cmic(s));
         Le.u8(out, IdentifyController.MDTS, options.mdts());
         Le.u16(out, IdentifyController.CNTLID, c.cntlid());
-        Le.u32(out, IdentifyController.VER, options.version());
+        Le.u32(out, IdentifyController.VER, s.config().version());
         Le.u32(out, IdentifyController.OAES, IdentifyController.OAES_NAMESPACE_ATTRIBUTE);
         Le.u32(out, IdentifyController.CTRATT, IdentifyController.CTRATT_HOST_ID_128 | IdentifyController.CTRATT_TBKAS);
         Le.u8(out, IdentifyController.CNTRLTYPE, IdentifyController.CNTRLTYPE_IO);

@@ -57,8 +57,9 @@ public final class Controller {
         this.discovery = subsystem.isDiscovery();
         this.options = options;
         int maxQueueEntries = discovery ? options.adminQueueDepth() : port.maxQueueSize();
-        this.properties = new ControllerProperties(maxQueueEntries, options.capTimeout(), options.version(),
-                discovery);
+        // VS is the subsystem's (kernel attr_version; the discovery subsystem's is the target's).
+        this.properties = new ControllerProperties(maxQueueEntries, options.capTimeout(),
+                subsystem.config().version(), discovery);
         this.keepAlive = new KeepAliveTimer(katoMillis, nowNanos);
         this.events = new AsyncEventQueue(options.asyncEventLimit());
         this.errorLog = new ErrorLog(options.errorLogEntries());

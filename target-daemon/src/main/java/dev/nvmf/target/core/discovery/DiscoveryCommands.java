@@ -83,7 +83,7 @@ public final class DiscoveryCommands implements CommandParser {
         // controller's too, so say so (the kernel reports 0, "no limit", and refuses such SGLs all the same).
         Le.u8(out, IdentifyController.MDTS, options.mdts());
         Le.u16(out, IdentifyController.CNTLID, c.cntlid());
-        Le.u32(out, IdentifyController.VER, options.version());
+        Le.u32(out, IdentifyController.VER, c.subsystem().config().version());
         Le.u32(out, IdentifyController.OAES, IdentifyController.OAES_DISCOVERY_LOG_CHANGE);
         Le.u8(out, IdentifyController.CNTRLTYPE, IdentifyController.CNTRLTYPE_DISCOVERY);
         Le.u8(out, IdentifyController.AERL, options.asyncEventLimit() - 1);

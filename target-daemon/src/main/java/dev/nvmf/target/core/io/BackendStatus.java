@@ -1,6 +1,6 @@
 package dev.nvmf.target.core.io;
 
-import dev.nvmf.target.backend.Errno;
+import dev.nvmf.verbs.Errno;
 import dev.nvmf.target.nvme.Opcodes;
 import dev.nvmf.target.nvme.Status;
 

@@ -1,6 +1,6 @@
 package dev.nvmf.target.core.io;
 
-import dev.nvmf.target.backend.Errno;
+import dev.nvmf.verbs.Errno;
 import dev.nvmf.target.core.CommandContext;
 import dev.nvmf.target.core.NvmeRequest;
 import dev.nvmf.target.core.controller.Controller;

@@ -7,12 +7,12 @@ package dev.nvmf.target.config;
  * @param host    address to bind; loopback by default so metrics are not exposed by accident
  * @param port    TCP port, 9464 by default (the port OpenTelemetry's Prometheus exporter made familiar)
  */
-public record MetricsConfig(boolean enabled, String host, int port) {
+public record MetricsSection(boolean enabled, String host, int port) {
     public static final String DEFAULT_HOST = "127.0.0.1";
     public static final int DEFAULT_PORT = 9464;
 
-    public static MetricsConfig defaults() {
-        return new MetricsConfig(true, DEFAULT_HOST, DEFAULT_PORT);
+    public static MetricsSection defaults() {
+        return new MetricsSection(true, DEFAULT_HOST, DEFAULT_PORT);
     }
 
     /** "host:port", IPv6 in brackets. */

@@ -10,7 +10,7 @@ package dev.nvmf.target.config;
  * @param maxAqDepth           max_aq_depth: largest admin queue, default 32 (kernel NVMET_AQ_DEPTH)
  * @param pollers              pollers: data-plane threads, each owning one completion queue, default 1
  */
-public record TransportConfig(int maxQueueDepth, int maxIoQpairsPerCtrlr, int inCapsuleDataSize, int maxIoSize,
+public record TransportSection(int maxQueueDepth, int maxIoQpairsPerCtrlr, int inCapsuleDataSize, int maxIoSize,
                               int maxAqDepth, int pollers) {
     public static final int DEFAULT_MAX_QUEUE_DEPTH = 128;
     public static final int DEFAULT_MAX_IO_QPAIRS_PER_CTRLR = 128;
@@ -19,8 +19,8 @@ public record TransportConfig(int maxQueueDepth, int maxIoQpairsPerCtrlr, int in
     public static final int DEFAULT_MAX_AQ_DEPTH = 32;
     public static final int DEFAULT_POLLERS = 1;
 
-    public static TransportConfig defaults() {
-        return new TransportConfig(DEFAULT_MAX_QUEUE_DEPTH, DEFAULT_MAX_IO_QPAIRS_PER_CTRLR,
+    public static TransportSection defaults() {
+        return new TransportSection(DEFAULT_MAX_QUEUE_DEPTH, DEFAULT_MAX_IO_QPAIRS_PER_CTRLR,
                 DEFAULT_IN_CAPSULE_DATA_SIZE, DEFAULT_MAX_IO_SIZE, DEFAULT_MAX_AQ_DEPTH, DEFAULT_POLLERS);
     }
 }

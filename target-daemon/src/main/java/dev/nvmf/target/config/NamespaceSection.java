@@ -3,9 +3,9 @@ package dev.nvmf.target.config;
 import java.util.UUID;
 
 /**
- * A namespace of a subsystem (nvmetcli: {@code namespaces/NSID}).
+ * One entry of {@code subsystems[].namespaces}: a namespace of a subsystem (nvmetcli: {@code namespaces/NSID}).
  *
- * @param nsid     namespace id, 1 to 0xFFFFFFFE (NVMe Base 2.0 section 3.2.1.2)
+ * @param nsid     namespace id, {@link Limits#NSID}
  * @param kind     what backs it
  * @param path     the block device or file; null for RAM
  * @param ramSize  bytes of memory for a RAM namespace; 0 otherwise
@@ -14,9 +14,11 @@ import java.util.UUID;
  * @param nguid    namespace globally unique identifier as 32 lower-case hex digits, or null
  * @param readOnly writes are refused (and the namespace reports write protection)
  * @param enabled  false keeps it configured but invisible to hosts (nvmetcli "enable": 0)
+ * @param bufferedIo a file namespace goes through the page cache; false (the default) opens the file O_DIRECT, as
+ *                 the kernel target does (kernel io-cmd-file.c, nvmet_file_ns_enable; configfs buffered_io)
  */
-public record NamespaceConfig(long nsid, Kind kind, String path, long ramSize, UUID uuid, String nguid,
-                              boolean readOnly, boolean enabled) {
+public record NamespaceSection(long nsid, Kind kind, String path, long ramSize, UUID uuid, String nguid,
+                               boolean readOnly, boolean enabled, boolean bufferedIo) {
     public enum Kind {
         /** A block device, e.g. /dev/nvme0n1 (kernel: io-cmd-bdev.c). */
         DEVICE("device"),
@@ -41,7 +43,7 @@ public record NamespaceConfig(long nsid, Kind kind, String path, long ramSize, U
     public String describeBacking() {
         return switch (kind) {
             case DEVICE -> "device:" + path;
-            case FILE -> "file:" + path;
+            case FILE -> "file:" + path + (bufferedIo ? " (buffered)" : "");
             case RAM -> "ram:" + Sizes.format(ramSize);
         };
     }

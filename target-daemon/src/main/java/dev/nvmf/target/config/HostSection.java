@@ -1,4 +1,4 @@
 package dev.nvmf.target.config;
 
 /** A host known to the target (nvmetcli: {@code /hosts/NQN}), referenced by subsystems' allowed_hosts. */
-public record HostConfig(String nqn) {}
+public record HostSection(String nqn) {}
