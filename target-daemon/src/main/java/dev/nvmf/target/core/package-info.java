@@ -23,8 +23,7 @@
  *   <tr><td>Target model, config API (ports, subsystems, referrals, reload), keep-alive timer sweep
  *       ({@code checkTimers}), discovery generation counter</td>
  *       <td>{@link dev.nvmf.target.core.NvmeTarget}</td><td>NVMe-oF 1.1 &sect;3, &sect;5</td><td>core.c, configfs.c</td></tr>
- *   <tr><td>Limits and defaults (MDTS, at most 8 MiB; admin depth; KAS; discovery KATO; AERL; ELPE; a
- *       discovery log of every port)</td>
+ *   <tr><td>Limits and defaults (MDTS, at most 8 MiB; admin depth; KAS; discovery KATO; AERL; ELPE)</td>
  *       <td>{@link dev.nvmf.target.core.TargetOptions}</td><td></td><td>nvmet.h</td></tr>
  *   <tr><td>Per-command gate: SQ head/SQHD, Connect-first, CC.EN check, the command set, CQE writing, error
  *       log and the CQE's More bit</td>
