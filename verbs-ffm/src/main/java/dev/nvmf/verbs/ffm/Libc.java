@@ -63,6 +63,10 @@ public final class Libc {
     public static final long BLKZEROOUT = 0x127fL;
     /** linux/fs.h: _IO(0x12, 119), discard a range {start, length} (uint64_t[2]). */
     public static final long BLKDISCARD = 0x1277L;
+    /** linux/fs.h: _IO(0x12, 121), the optimal I/O size in bytes (unsigned int; 0 = not reported). */
+    public static final long BLKIOOPT = 0x1279L;
+    /** linux/fs.h: _IO(0x12, 124), do discarded blocks read back zeroes (unsigned int; 0 since Linux 4.12). */
+    public static final long BLKDISCARDZEROES = 0x127cL;
     /** linux/fs.h: _IO(0x12, 94), is the device read-only (int). */
     public static final long BLKROGET = 0x125eL;
 

@@ -7,13 +7,15 @@ import java.util.UUID;
 
 /**
  * One namespace of a subsystem (kernel: {@code struct nvmet_ns}): its identity, its format, and the backend that
- * stores it. Immutable; shared by every controller of the subsystem (NMIC shared).
+ * stores it. Immutable but for its size, which follows a resized medium ({@link #revalidate}); shared by every
+ * controller of the subsystem (NMIC shared).
  */
 public final class Namespace {
     private final NamespaceConfig config;
     private final BlockBackend backend;
     private final int blockShift;
-    private final long sizeBlocks;
+    /** NSZE; changes only by {@link #revalidate} (a resized medium), read on the I/O path. */
+    private volatile long sizeBlocks;
     private final boolean readOnly;
     private final IoStatistics statistics = new IoStatistics();
     /** The daemon's pre-resolved meters of this namespace, read on the I/O path. */
@@ -40,6 +42,21 @@ public final class Namespace {
     /** NSZE: size in logical blocks (the backend's size rounded down to whole blocks). */
     public long sizeBlocks() { return sizeBlocks; }
     public boolean readOnly() { return readOnly; }
+
+    /**
+     * Reads the backend's capacity again (kernel core.c, {@code nvmet_ns_revalidate}) and adopts it in whole blocks;
+     * true if the size changed. A capacity below one block is not adopted. Control path; the caller tells the
+     * controllers ({@link Subsystem#revalidateNamespace}). Commands already checked against the old size complete
+     * against the backend, which refuses what lies beyond its capacity.
+     */
+    public synchronized boolean revalidate() {
+        long blocks = backend.revalidateSize() >>> blockShift;
+        if (blocks <= 0 || blocks == sizeBlocks) {
+            return false;
+        }
+        sizeBlocks = blocks;
+        return true;
+    }
     public UUID uuid() { return config.uuid(); }
     public byte[] nguid() { return config.nguid(); }
     public long eui64() { return config.eui64(); }

@@ -115,6 +115,25 @@ public final class Subsystem {
         }
     }
 
+    /**
+     * Revalidates namespace {@code nsid}'s size against its medium (kernel configfs {@code revalidate_size} and
+     * core.c {@code nvmet_ns_revalidate} / {@code nvmet_ns_changed}): when it changed, every controller records the
+     * NSID in its changed namespace list and, where the host enabled namespace attribute notices, gets the
+     * Namespace Attribute Changed event. The entry point of a resize: the daemon calls it on reload or on an
+     * operator's command after growing the device or file. Returns whether the size changed (false for no such
+     * namespace). Control path.
+     */
+    public boolean revalidateNamespace(int nsid) {
+        synchronized (lock) {
+            Namespace ns = namespace(nsid);
+            if (ns == null || !ns.revalidate()) {
+                return false;
+            }
+            notifyNamespaceChanged(nsid);
+            return true;
+        }
+    }
+
     private void notifyNamespaceChanged(int nsid) {
         for (Controller c : controllers) {
             c.namespaceChanged(nsid);
