@@ -8,6 +8,11 @@
 #   NVMF_BENCH_SKIP_BUILD=1 scripts/bench.sh ...
 #   scripts/bench.sh lab                # instead: the lab comparison, kernel nvmet-rdma vs the daemon in one VM boot
 #                                       # (PerfCompareLabTest, tag perf; about 4-7 minutes; docs/performance.md)
+#   scripts/bench.sh aot                # the AOT cache: start-up to READY and the I/Os of every second after it,
+#                                       # without and with the cache, on the soft fabric (no VM; NVMF_AOT_ROUNDS=5
+#                                       # rounds of NVMF_AOT_SECONDS=20 s each by default; about 4 minutes)
+#   scripts/bench.sh aot-lab            # the same for the daemon in the lab VM, fio from the Linux host (scenario
+#                                       # aot-warmup, under the lab lock; AOT_ROUNDS=1 AOT_RUNTIME=60; ~6 minutes)
 #
 # The benchmarks alone, once built:
 #   java -cp "tests/target/tests-0.1.0-SNAPSHOT.jar:tests/target/bench-lib/*" org.openjdk.jmh.Main -l
@@ -22,8 +27,71 @@ if [ "${1:-}" = lab ]; then
   exec mvn -B -DbuildDir="$B" -pl tests -am test -Dgroups=perf -DexcludedGroups=none -Dtest=PerfCompareLabTest \
     -Dsurefire.failIfNoSpecifiedTests=false
 fi
+if [ "${1:-}" = aot-lab ]; then
+  [ -n "${NVMF_BENCH_SKIP_BUILD:-}" ] || mvn -B -q -DbuildDir="$B" -pl tests -am package -DskipTests
+  echo "# bench.sh aot-lab: $(date -u +%FT%TZ), load average $(cut -d' ' -f1-3 /proc/loadavg)"
+  exec flock /tmp/nvmf-lab.lock tests/lab/lab.sh --timeout 1800 --env NVMF_BUILD_DIR="$B" \
+    --env AOT_ROUNDS="${AOT_ROUNDS:-1}" --env AOT_RUNTIME="${AOT_RUNTIME:-60}" aot-warmup
+fi
 if [ -z "${NVMF_BENCH_SKIP_BUILD:-}" ]; then
   mvn -B -q -DbuildDir="$B" -pl tests -am package -DskipTests
+fi
+if [ "${1:-}" = aot ]; then
+  # The training workload in its measuring mode, started as the daemon is (bin/nvmf-target), alternately without
+  # (NVMF_AOT=0) and with the cache; each prints "ready N ms", "connected N ms" after the launch and the I/Os of
+  # every second.
+  KIT="$(ls tests/"$B"/tests-*.jar | head -n1):$(ls tests/"$B"/bench-lib/verbs-ffm-*-tests.jar | head -n1)"
+  OUT=$B/bench/aot
+  mkdir -p "$OUT"
+  rm -f "$OUT"/*.txt
+  echo "# bench.sh aot: $(date -u +%FT%TZ), $(nproc) CPUs, $("$JAVA_HOME/bin/java" -version 2>&1 | head -n1)" \
+    | tee "$OUT/environment.txt"
+  for r in $(seq "${NVMF_AOT_ROUNDS:-5}"); do
+    if [ $((r % 2)) = 1 ]; then order="0 1"; else order="1 0"; fi
+    for a in $order; do
+      load=$(cut -d' ' -f1 /proc/loadavg)
+      NVMF_BUILD_DIR=$B NVMF_AOT=$a bin/nvmf-target --kit "$KIT" dev.nvmf.tests.aot.AotTraining measure \
+        "${NVMF_AOT_SECONDS:-20}" "$(date +%s%3N)" > "$OUT/aot$a-$r.txt" 2> "$OUT/aot$a-$r.log"
+      echo "load $load" >> "$OUT/aot$a-$r.txt"
+      echo "round $r, cache $a: $(grep -o 'ready [0-9]* ms' "$OUT/aot$a-$r.txt"), load average before $load"
+    done
+  done
+  python3 - "$OUT" <<'PY' | tee "$OUT/summary.txt"
+import glob, re, statistics, sys
+out = sys.argv[1]
+mark = lambda name, t: [int(x) for x in re.search(name + r" (\d+) ms, cpu (-?\d+) ms, jit (-?\d+) ms", t).groups()]
+print("wall and CPU milliseconds from the launch; medians over the runs, [min-max]; CPU per I/O counts the whole JVM"
+      " (target, soft fabric and hosts)")
+for a, label in (("0", "without the cache"), ("1", "with the cache")):
+    runs = []
+    for f in sorted(glob.glob("%s/aot%s-*.txt" % (out, a))):
+        t = open(f).read()
+        ready, conn = mark("ready", t), mark("connected", t)
+        secs = [[int(x) for x in m] for m in re.findall(r"second \d+ (\d+) I/Os, cpu (-?\d+) ms, jit (-?\d+) ms", t)]
+        load = float(re.search(r"load ([\d.]+)", t).group(1))
+        runs.append(dict(ready=ready, conn=conn, secs=secs, load=load))
+    if not runs:
+        continue
+    def stat(xs):
+        return "%d [%d-%d]" % (statistics.median(xs), min(xs), max(xs))
+    def per_io(r, lo, hi):  # CPU us per I/O over seconds lo+1..hi
+        s = r["secs"]
+        base = r["conn"][1] if lo == 0 else s[lo - 1][1]
+        ios = sum(x[0] for x in s[lo:hi])
+        return (s[hi - 1][1] - base) * 1000.0 / max(1, ios)
+    n = min(len(r["secs"]) for r in runs)
+    print("%s: %d runs at load %.1f-%.1f" % (label, len(runs), min(r["load"] for r in runs), max(r["load"] for r in runs)))
+    print("  READY wall %s ms, CPU %s ms (JIT %s ms); hosts connected at %s ms" % (
+        stat([r["ready"][0] for r in runs]), stat([r["ready"][1] for r in runs]), stat([r["ready"][2] for r in runs]),
+        stat([r["conn"][0] for r in runs])))
+    print("  I/Os in seconds 1-5 %s, per second after %s; CPU us per I/O in seconds 1-5 %s, 6-%d %s;"
+          " JIT CPU in the %d s of I/O %s ms" % (
+        stat([sum(x[0] for x in r["secs"][:5]) for r in runs]),
+        stat([sum(x[0] for x in r["secs"][5:n]) // max(1, n - 5) for r in runs]),
+        stat([per_io(r, 0, 5) for r in runs]), n, stat([per_io(r, 5, n) for r in runs]), n,
+        stat([r["secs"][n - 1][2] - r["conn"][2] for r in runs])))
+PY
+  exit
 fi
 JAR=$(ls tests/"$B"/tests-*.jar | head -n1)
 CP="$JAR:tests/$B/bench-lib/*"

@@ -1,6 +1,16 @@
 # Sourced by the project's scripts: finds a JDK >= 22 and exports JAVA_HOME and PATH.
 # A JDK older than 22 cannot run java.lang.foreign: say so plainly instead of failing later.
+# The major version from the JDK's release file (no JVM start: under emulation that alone takes seconds, and
+# bin/nvmf-target sources this on every start); from the JVM itself where there is no release file.
 nvmf_java_major() {
+  local line
+  if [ -r "$1/release" ]; then
+    while IFS= read -r line; do
+      case $line in
+        JAVA_VERSION=*) line=${line#JAVA_VERSION=}; line=${line//\"/}; echo "${line%%[.+-]*}"; return 0 ;;
+      esac
+    done < "$1/release"
+  fi
   "$1/bin/java" -XshowSettings:properties -version 2>&1 | sed -n 's/^ *java\.specification\.version = \([0-9]*\).*/\1/p' | head -n1
 }
 nvmf_find_jdk() {

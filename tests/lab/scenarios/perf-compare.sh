@@ -23,10 +23,11 @@
 #
 # Environment: PERF_RUNTIME (seconds per job, default 8), PERF_WARMUP (seconds of warm-up of the kernel target,
 # default 6), PERF_DAEMON_WARMUP (of the daemon, default 24: its JIT compiles under emulation), PERF_SIZE_MB
-# (the range fio touches, default 256), PERF_PERFTEST (0 skips the link ceiling), NVMF_BUILD_DIR (the Maven
+# (the range fio touches, default 256), PERF_PERFTEST (0 skips the link ceiling), PERF_AOT (0: the daemon starts
+# without the AOT cache; default: with it when the build trained one), NVMF_BUILD_DIR (the Maven
 # output folder bin/nvmf-target looks in; without a packaged jar the daemon's main class runs from LAB_CLASSPATH).
 # Results (results.properties): <target>_<job>_{iops,mbps,ios,err,clat_mean_us,clat_p50_us,clat_p99_us,
-# guest_cpu_us_per_io}, daemon_<job>_{proc,poller,jit}_cpu_us_per_io, link_write4k_{mbps,msgs},
+# guest_cpu_us_per_io}, daemon_<job>_{proc,poller,jit}_cpu_us_per_io, daemon_aot_cache, link_write4k_{mbps,msgs},
 # link_read4k_{mbps,msgs}, jobs_ok; the table: perf-table.md in the results folder (and on stdout).
 . "$LAB_REPO/tests/lab/guest/lib.sh"
 set -u
@@ -198,7 +199,9 @@ JAR=$(ls "$LAB_REPO/target-daemon/$B"/target-daemon-*.jar 2>/dev/null | head -n1
 if [ -n "$JAR" ] && [ -d "$LAB_REPO/target-daemon/$B/lib" ] && \
    grep -aq 'dev/nvmf/target/daemon/DaemonRuntime.class' "$JAR"; then
   lab_result launcher bin/nvmf-target
-  start_bg daemon env NVMF_BUILD_DIR="$B" NVMF_JAVA_HOME="$LAB_JAVA_HOME" NVMF_JAVA_OPTS="-XX:-UsePerfData" \
+  # The AOT cache (if the build trained one) unless PERF_AOT=0; whether the JVM read it: daemon_aot_cache.
+  start_bg daemon env NVMF_BUILD_DIR="$B" NVMF_JAVA_HOME="$LAB_JAVA_HOME" NVMF_AOT="${PERF_AOT:-1}" \
+    NVMF_JAVA_OPTS="-XX:-UsePerfData -Xlog:class+path=info:file=$LAB_LOGS/daemon-class-path.log" \
     "$LAB_REPO/bin/nvmf-target" serve --config "$CFG"
 else
   lab_result launcher classpath
@@ -233,6 +236,11 @@ if [ "$(cat "/proc/$DPID/comm" 2>/dev/null)" != java ]; then
 fi
 [ "$(cat "/proc/$DPID/comm" 2>/dev/null)" = java ] || lab_die "cannot find the daemon's java process"
 lab_result daemon_pid "$DPID"
+if grep -q 'Reading classpath(s) from .*nvmf-target\.aot' "$LAB_LOGS/daemon-class-path.log" 2>/dev/null; then
+  lab_result daemon_aot_cache 1
+else
+  lab_result daemon_aot_cache 0
+fi
 nvme_connect_rdma "$DNQN" "$LAB_TARGET_ADDR" "$DPORT" || lab_die "nvme connect (daemon)"
 DDEV=$(nvme_ns_dev_for "$DNQN" 60) || lab_die "no namespace device for $DNQN"
 # The JVM's JIT compilers are slow under emulation: the daemon gets a longer warm-up, with every measured job's

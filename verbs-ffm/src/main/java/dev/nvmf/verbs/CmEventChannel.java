@@ -4,7 +4,7 @@ package dev.nvmf.verbs;
  * An RDMA CM event channel ({@code struct rdma_event_channel}). The target's CM thread owns one; tests on the
  * soft provider drive it with {@code pollEvent(0)}.
  */
-public interface CmEventChannel extends AutoCloseable {
+public interface CmEventChannel extends AutoCloseable, EventSource {
     /** Creates a CM id for reliable-connected service (RDMA_PS_TCP) on this channel. */
     CmId createId(Object context);
 
@@ -20,6 +20,10 @@ public interface CmEventChannel extends AutoCloseable {
 
     /** The channel's file descriptor, or -1 for providers without one. */
     int fd();
+
+    /** Readable while CM events are queued (the channel's fd on the ffm provider, an eventfd on the soft one). */
+    @Override
+    int readinessFd();
 
     @Override
     void close();

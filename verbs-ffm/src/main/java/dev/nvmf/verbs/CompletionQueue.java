@@ -9,7 +9,9 @@ public interface CompletionQueue extends AutoCloseable {
      * Polls up to {@code completions.capacity()} completions into the native array (ibv_poll_cq).
      * Hot path: allocates nothing.
      *
-     * @return the number of completions written (0 when empty), or a negative value on error
+     * @return the number of completions written (0 when empty), or a negative value when the CQ failed (a CQ
+     *         error: overrun, or the device died; IBV_EVENT_CQ_ERR is reported on the device too). A failed CQ
+     *         delivers nothing more: the QPs on it cannot drain, so tear them down with a bound
      */
     int poll(WorkCompletion completions);
 

@@ -4,7 +4,7 @@ package dev.nvmf.verbs;
  * An opened device context ({@code struct ibv_context}). One instance per context: the provider hands out
  * the same object for every CM id on that device, so it can key per-device resources (PD, CQs, slabs).
  */
-public interface Device extends AutoCloseable {
+public interface Device extends AutoCloseable, EventSource {
     String name();
 
     DeviceAttributes attributes();
@@ -27,6 +27,10 @@ public interface Device extends AutoCloseable {
      * (with {@link CmId#notifyEstablished()}, shared/seeds/004).
      */
     AsyncEvent pollAsyncEvent(long timeoutMillis);
+
+    /** Readable while asynchronous events are queued (the context's async_fd, made non-blocking, on the ffm provider). */
+    @Override
+    int readinessFd();
 
     /** Closes the context. Contexts obtained from a CM id are owned by the provider and ignore close(). */
     @Override

@@ -22,6 +22,17 @@ public interface RdmaProvider extends AutoCloseable {
      */
     CmEventChannel createEventChannel();
 
+    /**
+     * A waiter for this provider's event sources (CM event channels, devices, completion channels), a timer and a
+     * wakeup, with no wake-ups while idle. The caller closes it. Both providers of this module have one; the default
+     * is for providers that cannot wait on their sources (stand-ins in tests).
+     *
+     * @throws UnsupportedOperationException when the provider has none
+     */
+    default EventWaiter createEventWaiter() {
+        throw new UnsupportedOperationException(name() + " provides no event waiter");
+    }
+
     @Override
     void close();
 }

@@ -58,13 +58,15 @@ public abstract class AsyncFdBackend implements BlockBackend {
     public static final int DEFAULT_IO_WORKERS = 4;
     public static final int DEFAULT_MAX_IN_FLIGHT = 1024;
 
-    /** Zeroes written when the medium cannot zero a range by itself, and the per-worker O_DIRECT bounce buffer. */
+    /** Zeroes written when the medium cannot zero a range by itself (Write Zeroes only), and the per-worker O_DIRECT
+     * bounce buffer. */
     static final int ZERO_BUFFER_BYTES = 1 << 20;
     static final int BOUNCE_BUFFER_BYTES = 256 * 1024;
 
     private final String description;
     private final int fd;
-    private final long sizeBytes;
+    /** The capacity; changes only by {@link #revalidateSize}. */
+    private volatile long sizeBytes;
     private final boolean readOnly;
     private final boolean blockDevice;
     private final boolean directIo;
@@ -83,11 +85,18 @@ public abstract class AsyncFdBackend implements BlockBackend {
     private final AtomicLong dsyncWrites = new AtomicLong();
     private final AtomicLong emulatedZeroes = new AtomicLong();
     private final AtomicLong zeroOutIoctls = new AtomicLong();
+    private final AtomicLong discards = new AtomicLong();
+    private final AtomicLong punchedHoles = new AtomicLong();
 
     private volatile boolean useDsyncWrites;
     private volatile boolean zeroRangeUnsupported;
     private volatile boolean punchHoleUnsupported;
     private volatile boolean zeroOutIoctlUnsupported;
+    private volatile boolean discardUnsupported;
+    /** A file: fallocate(PUNCH_HOLE) worked when probed at open, so deallocated ranges read back zeroes. */
+    private final boolean punchHoleProbed;
+    /** A file whose namespace is the whole file: {@link #revalidateSize} follows the file's size. */
+    private volatile boolean sizeFollowsMedium;
     private volatile boolean closing;
     private volatile Thread closer;
     private volatile boolean stopping;
@@ -124,6 +133,7 @@ public abstract class AsyncFdBackend implements BlockBackend {
         for (int i = 0; i < maxInFlight; i++) {
             free.offer(new IoOperation());
         }
+        this.punchHoleProbed = !blockDevice && !readOnly && probePunchHole(fd);
         this.workers = new Thread[ioWorkers];
         String name = "nvmf-io-" + description;
         for (int i = 0; i < ioWorkers; i++) {
@@ -183,9 +193,81 @@ public abstract class AsyncFdBackend implements BlockBackend {
         return dsyncWrites.get();
     }
 
-    /** Write Zeroes / Deallocate operations that fell back to writing zero buffers. */
+    /** Write Zeroes operations that fell back to writing zero buffers (Deallocate never does). */
     public long emulatedZeroes() {
         return emulatedZeroes.get();
+    }
+
+    /** Deallocate operations done by ioctl(BLKDISCARD) (block devices). */
+    public long discards() {
+        return discards.get();
+    }
+
+    /** Deallocate and Write Zeroes operations done by fallocate(PUNCH_HOLE). */
+    public long punchedHoles() {
+        return punchedHoles.get();
+    }
+
+    /**
+     * A file: deallocation punches holes, which read back zeroes, if the file system punched one when probed at
+     * open (and has not refused since). A block device: see {@link BlockDeviceBackend}.
+     */
+    @Override
+    public boolean deallocatedReadsZeroes() {
+        return punchHoleProbed && !punchHoleUnsupported;
+    }
+
+    /** True once the medium refused BLKDISCARD (block devices; deallocation then does nothing). */
+    final boolean discardUnsupported() {
+        return discardUnsupported;
+    }
+
+    /** A file namespace that is the whole file: {@link #revalidateSize} reads the file's size again. */
+    final void followMediumSize() {
+        sizeFollowsMedium = true;
+    }
+
+    /**
+     * A block device's size from ioctl(BLKGETSIZE64), a whole-file namespace's from lseek(SEEK_END); any other file
+     * namespace keeps the size it was opened with. A read that fails keeps the old size.
+     */
+    @Override
+    public long revalidateSize() {
+        if (!blockDevice && !sizeFollowsMedium) {
+            return sizeBytes;
+        }
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment errno = Libc.allocateCapture(a);
+            long size;
+            if (blockDevice) {
+                MemorySegment value = a.allocate(ValueLayout.JAVA_LONG);
+                size = Libc.ioctl(errno, fd, Libc.BLKGETSIZE64, value.address()) == 0
+                        ? value.get(ValueLayout.JAVA_LONG, 0) : -1;
+            } else {
+                size = Libc.lseek(errno, fd, 0, Libc.SEEK_END);
+            }
+            if (size > 0) {
+                sizeBytes = size;
+            }
+            return sizeBytes;
+        }
+    }
+
+    /**
+     * Does the file system punch holes (so that a deallocated range reads back zeroes)? Probed on 4 KiB past the end
+     * of the file, with KEEP_SIZE: no byte of the file, and not its size, can change (kernel vfs_fallocate refuses
+     * a file system without the mode before it looks at the range).
+     */
+    private static boolean probePunchHole(int fd) {
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment errno = Libc.allocateCapture(a);
+            long end = Libc.lseek(errno, fd, 0, Libc.SEEK_END);
+            if (end < 0) {
+                return false;
+            }
+            long past = (end + 4095) & ~4095L;
+            return Libc.fallocate(errno, fd, Libc.FALLOC_FL_PUNCH_HOLE | Libc.FALLOC_FL_KEEP_SIZE, past, 4096) == 0;
+        }
     }
 
     /** The FUA mode now in effect (RWF_DSYNC may have fallen back to FDATASYNC). */
@@ -195,15 +277,16 @@ public abstract class AsyncFdBackend implements BlockBackend {
 
     /**
      * Test hook: behave as if the medium lacked fallocate (ZERO_RANGE, PUNCH_HOLE) and, if {@code noZeroOutIoctl},
-     * BLKZEROOUT too, so that the fallbacks can be exercised on media that have them.
+     * BLKZEROOUT and BLKDISCARD too, so that the fallbacks can be exercised on media that have them.
      */
     final void disableOffloads(boolean noZeroOutIoctl) {
         zeroRangeUnsupported = true;
         punchHoleUnsupported = true;
         zeroOutIoctlUnsupported = noZeroOutIoctl;
+        discardUnsupported = noZeroOutIoctl;
     }
 
-    /** Write Zeroes / Deallocate done by ioctl(BLKZEROOUT). */
+    /** Write Zeroes done by ioctl(BLKZEROOUT). */
     public long zeroOutIoctls() {
         return zeroOutIoctls.get();
     }
@@ -244,12 +327,19 @@ public abstract class AsyncFdBackend implements BlockBackend {
 
     @Override
     public final void writeZeroes(long offset, long length, Object attachment, BackendCallback callback) {
+        writeZeroes(offset, length, false, attachment, callback);
+    }
+
+    @Override
+    public final void writeZeroes(long offset, long length, boolean mayDeallocate, Object attachment,
+                                  BackendCallback callback) {
         int status = readOnly ? -Errno.EROFS : checkRange(offset, length);
         if (status != 0) {
             callback.backendDone(attachment, status);
             return;
         }
-        submit(IoOperation.WRITE_ZEROES, offset, null, length, false, attachment, callback);
+        submit(mayDeallocate ? IoOperation.WRITE_ZEROES_MAY_DEALLOCATE : IoOperation.WRITE_ZEROES, offset, null,
+                length, false, attachment, callback);
     }
 
     @Override
@@ -445,6 +535,7 @@ public abstract class AsyncFdBackend implements BlockBackend {
                 case IoOperation.WRITE -> write(op.offset, op.segment, op.address, op.length, op.forceUnitAccess);
                 case IoOperation.FLUSH -> fdatasync();
                 case IoOperation.WRITE_ZEROES -> writeZeroes(op.offset, op.length);
+                case IoOperation.WRITE_ZEROES_MAY_DEALLOCATE -> writeZeroesMayDeallocate(op.offset, op.length);
                 case IoOperation.DEALLOCATE -> deallocate(op.offset, op.length);
                 default -> -Errno.EINVAL;
             };
@@ -590,22 +681,63 @@ public abstract class AsyncFdBackend implements BlockBackend {
         }
 
         /**
-         * Deallocate must read back zeroes (we report that deallocated blocks read as zero), so on a block device
-         * this is fallocate(PUNCH_HOLE), which the kernel does as an unmapping write-zeroes and refuses where the
-         * device cannot guarantee zeroes, and not BLKDISCARD, whose later reads may return old data.
+         * Write Zeroes with DEAC: fallocate(PUNCH_HOLE) first, which frees the blocks and still reads back zeroes
+         * (a file: a hole; a block device: the kernel turns it into an unmapping write-zeroes, which it refuses where
+         * the device cannot guarantee zeroes); where refused, the plain Write Zeroes.
+         */
+        private int writeZeroesMayDeallocate(long offset, long length) {
+            if (length != 0 && !punchHoleUnsupported) {
+                int status = punchHole(offset, length);
+                if (!unsupported(status)) {
+                    return status;
+                }
+            }
+            return writeZeroes(offset, length);
+        }
+
+        /**
+         * Deallocate is advisory and never writes (kernel io-cmd-bdev.c discards; io-cmd-file.c punches holes): a
+         * file punches a hole (KEEP_SIZE); a block device gets ioctl(BLKDISCARD), whose later reads return whatever
+         * the device says (often the old data: {@link #deallocatedReadsZeroes}), and never
+         * fallocate(PUNCH_HOLE), which on a device without write-zeroes unmapping would write the whole range. A
+         * medium that has neither answers {@code -EOPNOTSUPP} at once.
          */
         private int deallocate(long offset, long length) {
             if (length == 0) {
                 return 0;
             }
-            if (!punchHoleUnsupported) {
-                int status = fallocate(Libc.FALLOC_FL_PUNCH_HOLE | Libc.FALLOC_FL_KEEP_SIZE, offset, length);
-                if (!unsupported(status)) {
-                    return status;
+            if (blockDevice) {
+                if (discardUnsupported) {
+                    return -Errno.EOPNOTSUPP;
                 }
-                punchHoleUnsupported = true;
+                range.set(ValueLayout.JAVA_LONG, 0, offset);
+                range.set(ValueLayout.JAVA_LONG, 8, length);
+                int status = ioctl(Libc.BLKDISCARD, range.address());
+                if (unsupported(status)) {
+                    discardUnsupported = true;
+                    return -Errno.EOPNOTSUPP;
+                }
+                if (status == 0) {
+                    discards.incrementAndGet();
+                }
+                return status;
             }
-            return writeZeroes(offset, length);
+            if (punchHoleUnsupported) {
+                return -Errno.EOPNOTSUPP;
+            }
+            int status = punchHole(offset, length);
+            return unsupported(status) ? -Errno.EOPNOTSUPP : status;
+        }
+
+        /** fallocate(PUNCH_HOLE | KEEP_SIZE); remembers a refusal. */
+        private int punchHole(long offset, long length) {
+            int status = fallocate(Libc.FALLOC_FL_PUNCH_HOLE | Libc.FALLOC_FL_KEEP_SIZE, offset, length);
+            if (unsupported(status)) {
+                punchHoleUnsupported = true;
+            } else if (status == 0) {
+                punchedHoles.incrementAndGet();
+            }
+            return status;
         }
 
         private boolean unsupported(int status) {

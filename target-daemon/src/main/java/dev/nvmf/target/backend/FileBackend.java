@@ -8,8 +8,10 @@ import java.nio.file.Path;
 
 /**
  * A namespace in a regular file (kernel: io-cmd-file.c), served by an {@link AsyncFdBackend} worker pool. Write
- * Zeroes is fallocate(ZERO_RANGE), Deallocate fallocate(PUNCH_HOLE), each falling back to writing zeroes on file
- * systems that lack them.
+ * Zeroes is fallocate(ZERO_RANGE), falling back to writing zeroes on file systems that lack it. Deallocate is
+ * fallocate(PUNCH_HOLE) and never writes: on a file system that cannot punch holes it does nothing, and
+ * {@link #deallocatedReadsZeroes()} (probed at open) says so. A namespace sized from the file follows the file's
+ * size when revalidated ({@link #revalidateSize()}).
  *
  * <h2>O_DIRECT by default</h2>
  * As the kernel target does (nvmet_file_ns_enable opens O_DIRECT unless the namespace's buffered_io is set), the file
@@ -127,7 +129,12 @@ public final class FileBackend extends AsyncFdBackend {
             } else if (!direct) {
                 note.append(" (buffered)");
             }
-            return new FileBackend("file:" + path + note, fd, size, readOnly, direct, alignment, refused, spec);
+            FileBackend file = new FileBackend("file:" + path + note, fd, size, readOnly, direct, alignment, refused,
+                    spec);
+            if (spec.sizeBytes() == BackendSpec.SIZE_FROM_MEDIUM) {
+                file.followMediumSize();
+            }
+            return file;
         } catch (BackendOpenException | RuntimeException e) {
             if (fd >= 0) {
                 Fds.closeQuietly(fd);

@@ -13,6 +13,8 @@ final class IoOperation {
     static final int FLUSH = 3;
     static final int WRITE_ZEROES = 4;
     static final int DEALLOCATE = 5;
+    /** Write Zeroes the host allowed to deallocate (DEAC). */
+    static final int WRITE_ZEROES_MAY_DEALLOCATE = 6;
 
     int opcode;
     long offset;

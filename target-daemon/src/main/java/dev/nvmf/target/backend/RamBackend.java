@@ -11,7 +11,7 @@ import java.lang.foreign.MemorySegment;
  * <p>The memory is one segment from a shared arena, allocated (and zeroed) at creation, so the capacity is committed
  * up front and no I/O ever allocates. Every operation completes inline, on the caller's thread, before the call
  * returns; the callback is invoked exactly once. Write Zeroes and Deallocate both fill zeroes (a deallocated range
- * reads back as zeroes).
+ * reads back as zeroes: {@link #deallocatedReadsZeroes()}).
  *
  * <p>Bad ranges never throw: they complete with {@code -ERANGE} (outside the capacity or the caller's buffer) or
  * {@code -EINVAL} (negative numbers, a null buffer); writes to a read-only instance with {@code -EROFS}, and every
@@ -109,9 +109,16 @@ public final class RamBackend implements BlockBackend {
         callback.backendDone(attachment, zero(offset, length));
     }
 
+    /** Memory has no allocation to free: deallocating zeroes the range, at memory speed. */
     @Override
     public void deallocate(long offset, long length, Object attachment, BackendCallback callback) {
         callback.backendDone(attachment, zero(offset, length));
+    }
+
+    /** A deallocated range reads back zeroes: {@link #deallocate} zeroes it. */
+    @Override
+    public boolean deallocatedReadsZeroes() {
+        return true;
     }
 
     private int zero(long offset, long length) {

@@ -1,6 +1,7 @@
 package dev.nvmf.target.config;
 
 import dev.nvmf.target.backend.rbd.RbdSpec;
+import dev.nvmf.target.core.TargetOptions;
 import dev.nvmf.target.core.subsystem.NamespaceConfig;
 import dev.nvmf.target.core.subsystem.SubsystemConfig;
 
@@ -66,9 +67,9 @@ public final class Limits {
     /**
      * transport.max_io_size: MDTS is a power of two times the 4 KiB minimum page size and 0 would mean "no limit"
      * (NVMe Base 2.0 section 5.17.2.1, Identify Controller MDTS), so 8 KiB is the smallest expressible limit; the
-     * core's MDTS goes up to 12 (16 MiB).
+     * core's MDTS goes up to {@link TargetOptions#MAX_MDTS} (8 MiB): a keyed SGL's 24-bit length cannot carry 16 MiB.
      */
-    public static final SizeRule MAX_IO_SIZE = new SizeRule(8 << 10, 16 << 20, 4096, true,
+    public static final SizeRule MAX_IO_SIZE = new SizeRule(8 << 10, TargetOptions.MAX_TRANSFER_BYTES, 4096, true,
             "MDTS is a power of two times the 4 KiB memory page size");
     /**
      * transport.in_capsule_data_size and ports[].in_capsule_data_size: IOCCSZ counts 16-byte units (NVMe-oF 1.1,

@@ -19,7 +19,7 @@ import java.lang.foreign.MemorySegment;
  * discovery or I/O). The parser sets the data direction and returns the {@link CommandHandler}, which the command's
  * context keeps: {@link #execute} and the backend's completion call it without decoding the opcode again.
  * {@link #complete} writes the CQE (SQHD, SQID, CID, status, result) and records failures in the controller's error
- * log.
+ * log, setting the CQE's More bit for each one logged.
  */
 public final class NvmeQueue implements CommandQueue {
     private final QueueServices services;
@@ -112,14 +112,19 @@ public final class NvmeQueue implements CommandQueue {
         Le.u16(r, CompletionQueueEntry.SQHD, sqFlowControlDisabled ? 0xFFFF : sqhd);
         Le.u16(r, CompletionQueueEntry.SQID, qid);
         Le.u16(r, CompletionQueueEntry.CID, ctx.cid);
-        Le.u16(r, CompletionQueueEntry.STATUS, (status << 1) & 0xFFFE);
+        int field = status;
         if (status != 0) {
             Controller c = controller;
             if (c != null) {
+                // Every failure of a bound queue goes to the error log, and the CQE's More bit says so (NVMe Base
+                // 2.0, figure "Completion Queue Entry: Status Field": M = more status information in the Error
+                // Information log page; kernel core.c, nvmet_set_error, sets it for each failure it logs).
                 c.errorLog().record(qid, ctx.cid, status, ctx.errorLocation, ctx.lba, ctx.nsid);
+                field |= Status.MORE;
             }
         }
-        services.observer().commandCompleted(ctx, status);
+        Le.u16(r, CompletionQueueEntry.STATUS, (field << 1) & 0xFFFE);
+        services.observer().commandCompleted(ctx, field);
         transport.complete(request);
     }
 

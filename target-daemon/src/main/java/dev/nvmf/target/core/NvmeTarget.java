@@ -16,6 +16,7 @@ import dev.nvmf.target.nvme.DiscoveryLog;
 import org.agrona.concurrent.NanoClock;
 import org.agrona.concurrent.SystemNanoClock;
 
+import java.net.InetAddress;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -44,6 +45,7 @@ public final class NvmeTarget implements QueueAcceptor, ConnectModel, DiscoveryL
 
     private final Map<Integer, Port> ports = new TreeMap<>();
     private final Map<String, Subsystem> subsystems = new LinkedHashMap<>();
+    /** Referrals listed on every port's discovery log, besides each port's own ({@link Port#referrals}). */
     private final List<Referral> referrals = new ArrayList<>();
     private final Subsystem discoverySubsystem;
     private volatile long discoveryGeneration = 1;
@@ -64,7 +66,8 @@ public final class NvmeTarget implements QueueAcceptor, ConnectModel, DiscoveryL
         this.startNanos = clock.nanoTime();
         this.discoverySubsystem = new Subsystem(
                 new SubsystemConfig(DiscoveryLog.DISCOVERY_NQN, "", "nvmf-target discovery", "0.1.0", true,
-                        SubsystemConfig.MIN_CNTLID, SubsystemConfig.MAX_CNTLID, 1),
+                        SubsystemConfig.MIN_CNTLID, SubsystemConfig.MAX_CNTLID, 1, options.version(),
+                        SubsystemConfig.DEFAULT_IEEE_OUI),
                 true, lock, this::discoveryChanged);
         this.io = new IoCommands(options.maxTransferBytes());
         this.queues = new QueueServices(
@@ -254,7 +257,12 @@ public final class NvmeTarget implements QueueAcceptor, ConnectModel, DiscoveryL
 
     // ------------------------------------------------------------------------------------------- referrals
 
+    /**
+     * A referral listed in every port's discovery log. A referral that belongs to one port (kernel:
+     * ports/N/referrals) is in that port's record instead ({@link Port#referrals}), replaced with the port.
+     */
     public void addReferral(Referral referral) {
+        Objects.requireNonNull(referral, "referral");
         synchronized (lock) {
             if (!referrals.contains(referral)) {
                 referrals.add(referral);
@@ -263,6 +271,7 @@ public final class NvmeTarget implements QueueAcceptor, ConnectModel, DiscoveryL
         }
     }
 
+    /** Removes a referral {@link #addReferral} listed on every port. */
     public boolean removeReferral(Referral referral) {
         synchronized (lock) {
             boolean removed = referrals.remove(referral);
@@ -273,9 +282,23 @@ public final class NvmeTarget implements QueueAcceptor, ConnectModel, DiscoveryL
         }
     }
 
+    /** Every referral some discovery log lists: each port's own, then those of every port; each once. */
     public List<Referral> referrals() {
         synchronized (lock) {
-            return List.copyOf(referrals);
+            List<Referral> all = new ArrayList<>();
+            for (Port p : ports.values()) {
+                addAbsent(all, p.referrals());
+            }
+            addAbsent(all, referrals);
+            return List.copyOf(all);
+        }
+    }
+
+    private static void addAbsent(List<Referral> to, List<Referral> from) {
+        for (Referral r : from) {
+            if (!to.contains(r)) {
+                to.add(r);
+            }
         }
     }
 
@@ -284,12 +307,31 @@ public final class NvmeTarget implements QueueAcceptor, ConnectModel, DiscoveryL
     /** GENCTR of the discovery log: changes whenever what any host may discover changes. */
     public long discoveryGeneration() { return discoveryGeneration; }
 
-    /** Builds the whole discovery log page for a host connected through {@code portId} (control path). */
+    /**
+     * Builds the whole discovery log page for a host connected through {@code portId} (control path): the entries
+     * of that port and its referrals (the default, as the kernel target's discovery.c lists {@code req->port}'s, and
+     * always when the host asks with PLEO), or of every port when the port says {@link Port#discoveryAllPorts}; and
+     * the referrals listed on every port.
+     */
     @Override
-    public byte[] discoveryLog(String hostNqn, int portId) {
+    public byte[] discoveryLog(String hostNqn, int portId, InetAddress localAddress, boolean portLocalOnly) {
         synchronized (lock) {
-            return DiscoveryLogPage.build(discoveryGeneration, hostNqn, ports.get(portId),
-                    List.copyOf(ports.values()), List.copyOf(subsystems.values()), List.copyOf(referrals));
+            Port current = ports.get(portId);
+            List<Port> listed;
+            if (current == null) {
+                listed = List.of();
+            } else if (portLocalOnly || !current.discoveryAllPorts()) {
+                listed = List.of(current);
+            } else {
+                listed = List.copyOf(ports.values());
+            }
+            List<Referral> listedReferrals = new ArrayList<>();
+            for (Port p : listed) {
+                addAbsent(listedReferrals, p.referrals());
+            }
+            addAbsent(listedReferrals, referrals);
+            return DiscoveryLogPage.build(discoveryGeneration, hostNqn, current, localAddress, listed,
+                    List.copyOf(subsystems.values()), listedReferrals, options.adminQueueDepth());
         }
     }
 

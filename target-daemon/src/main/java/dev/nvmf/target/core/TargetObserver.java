@@ -14,7 +14,8 @@ public interface TargetObserver {
     TargetObserver NONE = new TargetObserver() { };
 
     /**
-     * A command's completion entry is written ({@code status}: the CQE status field without the phase bit) and
+     * A command's completion entry is written ({@code status}: the CQE status field without the phase bit, with
+     * {@code Status.MORE} set when the failure is in the controller's error log) and
      * the request is about to go back to the transport; {@code ctx} is valid only during the call. Any thread.
      */
     default void commandCompleted(CommandContext ctx, int status) { }

@@ -23,10 +23,10 @@
  *   <tr><td>Target model, config API (ports, subsystems, referrals, reload), keep-alive timer sweep
  *       ({@code checkTimers}), discovery generation counter</td>
  *       <td>{@link dev.nvmf.target.core.NvmeTarget}</td><td>NVMe-oF 1.1 &sect;3, &sect;5</td><td>core.c, configfs.c</td></tr>
- *   <tr><td>Limits and defaults (MDTS, admin depth, KAS, discovery KATO, AERL, ELPE)</td>
+ *   <tr><td>Limits and defaults (MDTS, at most 8 MiB; admin depth; KAS; discovery KATO; AERL; ELPE)</td>
  *       <td>{@link dev.nvmf.target.core.TargetOptions}</td><td></td><td>nvmet.h</td></tr>
  *   <tr><td>Per-command gate: SQ head/SQHD, Connect-first, CC.EN check, the command set, CQE writing, error
- *       log</td>
+ *       log and the CQE's More bit</td>
  *       <td>{@link dev.nvmf.target.core.NvmeQueue}, {@link dev.nvmf.target.core.CommandContext},
  *       {@code QueueServices}</td>
  *       <td>Base 2.0 &sect;4.2, &sect;4.6</td><td>core.c (nvmet_req_init/complete)</td></tr>
@@ -34,13 +34,14 @@
  *       <td>{@link dev.nvmf.target.core.CommandParser}, {@link dev.nvmf.target.core.CommandHandler},
  *       {@link dev.nvmf.target.core.OpcodeTable}</td>
  *       <td></td><td>core.c (req-&gt;execute)</td></tr>
- *   <tr><td>Subsystems, namespaces, host allow list, ports, referrals, controller ids, the
- *       daemon's per-namespace meters</td>
+ *   <tr><td>Subsystems, namespaces (and their resize: {@code revalidateNamespace}), host allow list, ports,
+ *       referrals, controller ids, the daemon's per-namespace meters</td>
  *       <td>{@code subsystem.Subsystem}, {@code Namespace}, {@code Port}, {@code Referral},
  *       {@code CntlidAllocator}, {@code IoStatistics}, {@code NamespaceObserver}</td><td>Base 2.0 &sect;3.2</td>
  *       <td>core.c, configfs.c</td></tr>
- *   <tr><td>Controller (dynamic model), queues attached, features state, teardown</td>
- *       <td>{@code controller.Controller}</td><td>NVMe-oF 1.1 &sect;3.3</td><td>core.c (nvmet_ctrl)</td></tr>
+ *   <tr><td>Controller (dynamic model), queues attached, features state, shutdown (flush every namespace),
+ *       teardown; the reported temperature and its thresholds</td>
+ *       <td>{@code controller.Controller}, {@code controller.Temperature}</td><td>NVMe-oF 1.1 &sect;3.3</td><td>core.c (nvmet_ctrl)</td></tr>
  *   <tr><td>Properties and the CC/CSTS state machine (enable, reset, shutdown/SHST, CFS)</td>
  *       <td>{@code controller.ControllerProperties}</td><td>Base 2.0 &sect;3.1.3, &sect;3.5-3.6</td>
  *       <td>core.c (nvmet_update_cc)</td></tr>
@@ -61,7 +62,7 @@
  *       <td>Base 2.0 &sect;5.1, &sect;5.2, &sect;5.24</td><td>admin-cmd.c</td></tr>
  *   <tr><td>Identify (controller, namespace, lists, descriptors, CNS 05h-08h)</td>
  *       <td>{@code admin.IdentifyCommand}</td><td>Base 2.0 &sect;5.17</td><td>admin-cmd.c</td></tr>
- *   <tr><td>Get Log Page (error, SMART, firmware slot, changed namespaces, effects)</td>
+ *   <tr><td>Get Log Page (supported pages, error, SMART, firmware slot, changed namespaces, effects)</td>
  *       <td>{@code admin.GetLogPageCommand}</td><td>Base 2.0 &sect;5.16</td><td>admin-cmd.c</td></tr>
  *   <tr><td>Set/Get Features</td><td>{@code admin.FeaturesCommands}</td><td>Base 2.0 &sect;5.15, &sect;5.21</td>
  *       <td>admin-cmd.c</td></tr>
@@ -72,8 +73,9 @@
  *       <td>io-cmd-bdev.c, io-cmd-file.c</td></tr>
  *   <tr><td>Discovery controllers' admin commands</td><td>{@code discovery.DiscoveryCommands}</td>
  *       <td>NVMe-oF 1.1 &sect;5</td><td>discovery.c</td></tr>
- *   <tr><td>Discovery log page (per-host filtering, current entry, referrals)</td>
- *       <td>{@code discovery.DiscoveryLogPage}, {@code DiscoveryLogSource}</td><td>NVMe-oF 1.1 &sect;5.3</td>
+ *   <tr><td>Discovery log page (per-host filtering, the host's port or every port, current entry, referrals,
+ *       a wildcard port's reached address)</td>
+ *       <td>{@code discovery.DiscoveryLogPage}, {@code DiscoveryLogSource}, {@code TransportAddresses}</td><td>NVMe-oF 1.1 &sect;5.3</td>
  *       <td>discovery.c</td></tr>
  * </table>
  *

@@ -13,6 +13,16 @@ public final class AsyncEvents {
     public static final int NOTICE_FIRMWARE_ACTIVATION = 0x01;
     public static final int NOTICE_DISCOVERY_LOG_CHANGE = 0xF0;
 
+    /** SMART / Health event information 01h: a temperature crossed a threshold (Temperature Threshold feature). */
+    public static final int SMART_TEMPERATURE_THRESHOLD = 0x01;
+
+    /**
+     * AEC (feature 0Bh) bits 4:0: SMART / Health critical warnings (spare, temperature, reliability, read only,
+     * volatile memory backup) that raise an event.
+     */
+    public static final int CONFIG_SMART_CRITICAL_WARNINGS = 0x1F;
+    /** AEC bit 1: the temperature critical warning. */
+    public static final int CONFIG_SMART_TEMPERATURE = 1 << 1;
     /** AEC (feature 0Bh) bit 8: send namespace attribute notices. */
     public static final int CONFIG_NAMESPACE_ATTRIBUTE = 1 << 8;
     /** AEC bit 31: send discovery log page change notices. */
@@ -25,6 +35,9 @@ public final class AsyncEvents {
     /** DW0 of the namespace attribute changed notice (points at the changed namespace list). */
     public static final int NAMESPACE_CHANGED =
             completionDw0(TYPE_NOTICE, NOTICE_NAMESPACE_ATTRIBUTE_CHANGED, LogPages.LID_CHANGED_NAMESPACE_LIST);
+    /** DW0 of the SMART / Health temperature threshold event (points at the SMART log). */
+    public static final int SMART_TEMPERATURE =
+            completionDw0(TYPE_SMART, SMART_TEMPERATURE_THRESHOLD, LogPages.LID_SMART_HEALTH);
     /** DW0 of the discovery log change notice. */
     public static final int DISCOVERY_LOG_CHANGED =
             completionDw0(TYPE_NOTICE, NOTICE_DISCOVERY_LOG_CHANGE, LogPages.LID_DISCOVERY);

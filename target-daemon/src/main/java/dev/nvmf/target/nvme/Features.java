@@ -30,6 +30,23 @@ public final class Features {
     public static final int HOST_ID_EXHID = 1;
     public static final int HOST_ID_SIZE = 16;
 
+    /** Arbitration CDW11: AB bits 2:0, LPW 15:8, MPW 23:16, HPW 31:24. */
+    public static final int ARBITRATION_FIELDS = 0xFFFF_FF07;
+    /** Power Management CDW11: PS bits 4:0 (the power state), WH bits 7:5 (workload hint). */
+    public static final int POWER_STATE_MASK = 0x1F;
+    public static final int POWER_MANAGEMENT_FIELDS = 0xFF;
+    /** Temperature Threshold CDW11: TMPTH bits 15:0 (Kelvin), TMPSEL bits 19:16, THSEL bits 21:20. */
+    public static final int TMPTH_MASK = 0xFFFF;
+    public static final int TMPSEL_SHIFT = 16;
+    public static final int TMPSEL_MASK = 0xF;
+    public static final int THSEL_SHIFT = 20;
+    public static final int THSEL_MASK = 0x3;
+    /** TMPSEL 0: the composite temperature; Fh: every sensor (Set Features only). */
+    public static final int TMPSEL_COMPOSITE = 0;
+    public static final int TMPSEL_ALL = 0xF;
+    public static final int THSEL_OVER = 0;
+    public static final int THSEL_UNDER = 1;
+
     public static int fid(int cdw10) { return cdw10 & 0xFF; }
 
     public static boolean save(int cdw10) { return (cdw10 & (1 << 31)) != 0; }

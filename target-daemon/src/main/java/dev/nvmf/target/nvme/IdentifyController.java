@@ -61,6 +61,8 @@ public final class IdentifyController {
     public static final int OFCS = 1804;
     public static final int PSD0 = 2048;
 
+    /** CMIC bit 0 (MPORTS): the NVM subsystem may have two or more ports. */
+    public static final int CMIC_MULTI_PORT = 1;
     /** CMIC bit 1: the NVM subsystem may have two or more controllers. */
     public static final int CMIC_MULTI_CONTROLLER = 1 << 1;
     /** CTRATT bit 0: 128-bit host identifier supported (required on fabrics). */
@@ -84,6 +86,8 @@ public final class IdentifyController {
     public static final int ONCS_DATASET_MANAGEMENT = 1 << 2;
     public static final int ONCS_WRITE_ZEROES = 1 << 3;
     public static final int VWC_PRESENT = 1;
+    /** OFCS bit 0: the Disconnect command is supported (NVMe-oF 1.1 figure 34). */
+    public static final int OFCS_DISCONNECT = 1;
     /** SQES: required 6 (64 bytes) in bits 3:0 and maximum 6 in bits 7:4. */
     public static final int SQES_64 = 0x66;
     /** CQES: required and maximum 4 (16 bytes). */

@@ -40,11 +40,26 @@ public final class IdentifyNamespace {
     public static final int LBAF0 = 128;
     public static final int LBAF_LBADS_SHIFT = 16;
 
+    /** NSFEAT bit 0 (THINP): thin provisioning (NCAP may be less than NSZE). */
+    public static final int NSFEAT_THIN_PROVISIONING = 1;
+    /** NSFEAT bit 1 (NSABP): NAWUN, NAWUPF and NACWU are valid for this namespace. */
+    public static final int NSFEAT_ATOMICS = 1 << 1;
+    /**
+     * NSFEAT bit 2 (DAE): reads of deallocated or unwritten blocks may fail with "Deallocated or Unwritten Logical
+     * Block". Never set here: a deallocated block reads back as DLFEAT says, without an error.
+     */
+    public static final int NSFEAT_DEALLOCATED_ERROR = 1 << 2;
+    /** NSFEAT bit 4 (OPTPERF): NPWG, NPWA, NPDG, NPDA and NOWS are valid for this namespace. */
+    public static final int NSFEAT_OPTIMAL_PERFORMANCE = 1 << 4;
     /** NMIC bit 0: the namespace may be attached to two or more controllers. */
     public static final int NMIC_SHARED = 1;
     /** NSATTR bit 0: the namespace is write protected. */
     public static final int NSATTR_WRITE_PROTECTED = 1;
-    /** DLFEAT bits 2:0 = 001b deallocated blocks read as zeroes; bit 3 Write Zeroes may deallocate. */
+    /**
+     * DLFEAT bits 2:0: what a read of a deallocated block returns: 000b not reported (maybe the old data), 001b
+     * zeroes; bit 3 (WZDS): Write Zeroes may deallocate when the host sets DEAC.
+     */
+    public static final int DLFEAT_READ_NOT_REPORTED = 0;
     public static final int DLFEAT_READ_ZEROES = 1;
     public static final int DLFEAT_WRITE_ZEROES_DEALLOCATE = 1 << 3;
 

@@ -6,6 +6,7 @@ package dev.nvmf.target.nvme;
  * offset, dword aligned); CDW14: UUID index 6:0, CSI 31:24. The transfer is (NUMDU:NUMDL + 1) dwords.
  */
 public final class LogPages {
+    public static final int LID_SUPPORTED_LOG_PAGES = 0x00;
     public static final int LID_ERROR_INFORMATION = 0x01;
     public static final int LID_SMART_HEALTH = 0x02;
     public static final int LID_FIRMWARE_SLOT = 0x03;
@@ -16,6 +17,9 @@ public final class LogPages {
     public static int lid(int cdw10) { return cdw10 & 0xFF; }
 
     public static int lsp(int cdw10) { return (cdw10 >>> 8) & 0x7F; }
+
+    /** Discovery log LSP bit 0 (PLEO, Port Local Entries Only): only the entries of the port the host came in on. */
+    public static final int DISCOVERY_LSP_PORT_LOCAL = 1;
 
     /** Retain Asynchronous Event: when 0, reading the page clears the event that pointed at it. */
     public static boolean rae(int cdw10) { return (cdw10 & (1 << 15)) != 0; }
@@ -29,6 +33,10 @@ public final class LogPages {
     public static long offset(int cdw12, int cdw13) {
         return ((long) cdw13 << 32) | (cdw12 & 0xFFFF_FFFFL);
     }
+
+    // Supported Log Pages (1024 bytes): one dword per LID; bit 0 LSUPP (supported), bit 1 IOS (index offset)
+    public static final int SUPPORTED_LOG_PAGES_SIZE = 1024;
+    public static final int LIDS_SUPPORTED = 1;
 
     // Error Information entry (64 bytes each; the page is ELPE + 1 entries)
     public static final int ERROR_ENTRY_SIZE = 64;
@@ -46,6 +54,8 @@ public final class LogPages {
     // SMART / Health Information (512 bytes)
     public static final int SMART_SIZE = 512;
     public static final int SMART_CRITICAL_WARNING = 0;
+    /** Critical warning bit 1: a temperature is at or above an over threshold, or at or below an under threshold. */
+    public static final int SMART_WARNING_TEMPERATURE = 1 << 1;
     public static final int SMART_COMPOSITE_TEMPERATURE = 1;
     public static final int SMART_AVAILABLE_SPARE = 3;
     public static final int SMART_AVAILABLE_SPARE_THRESHOLD = 4;

@@ -42,6 +42,8 @@ public final class Properties {
     public static final int CSTS_CFS = 1 << 1;
     public static final int CSTS_SHST_SHIFT = 2;
     public static final int CSTS_SHST_MASK = 0x3 << 2;
+    /** Shutdown processing occurring (SHST = 01b). */
+    public static final int CSTS_SHST_PROCESSING = 1 << 2;
     /** Shutdown processing complete (SHST = 10b). */
     public static final int CSTS_SHST_COMPLETE = 2 << 2;
     public static final int CSTS_NSSRO = 1 << 4;

@@ -68,6 +68,8 @@ public final class Status {
     public static final int SC_CONNECT_INVALID_PARAMETERS = 0x82;
     public static final int SC_CONNECT_RESTART_DISCOVERY = 0x83;
     public static final int SC_CONNECT_INVALID_HOST = 0x84;
+    /** The command was submitted on a queue of a type that does not take it (Disconnect on the admin queue). */
+    public static final int SC_INVALID_QUEUE_TYPE = 0x85;
     public static final int SC_DISCOVER_RESTART = 0x90;
     public static final int SC_AUTHENTICATION_REQUIRED = 0x91;
     // NVM command set specific
@@ -89,6 +91,8 @@ public final class Status {
     public static final int ABORT_REQUESTED = SC_ABORT_REQUESTED;
     public static final int INVALID_NAMESPACE = SC_INVALID_NAMESPACE | DNR;
     public static final int COMMAND_SEQUENCE_ERROR = SC_COMMAND_SEQUENCE_ERROR | DNR;
+    /** Keep Alive on a controller whose KATO is 0; without DNR, as the kernel target answers it. */
+    public static final int KEEP_ALIVE_TIMEOUT_INVALID = SC_KEEP_ALIVE_INVALID;
     public static final int DATA_SGL_LENGTH_INVALID = SC_DATA_SGL_LENGTH_INVALID | DNR;
     public static final int SGL_DESCRIPTOR_TYPE_INVALID = SC_SGL_DESCRIPTOR_TYPE_INVALID | DNR;
     public static final int SGL_OFFSET_INVALID = SC_SGL_OFFSET_INVALID | DNR;
@@ -99,6 +103,7 @@ public final class Status {
     public static final int CONNECT_CONTROLLER_BUSY = sct(SCT_COMMAND_SPECIFIC, SC_CONNECT_CONTROLLER_BUSY) | DNR;
     public static final int CONNECT_INVALID_PARAMETERS = sct(SCT_COMMAND_SPECIFIC, SC_CONNECT_INVALID_PARAMETERS) | DNR;
     public static final int CONNECT_INVALID_HOST = sct(SCT_COMMAND_SPECIFIC, SC_CONNECT_INVALID_HOST) | DNR;
+    public static final int INVALID_QUEUE_TYPE = sct(SCT_COMMAND_SPECIFIC, SC_INVALID_QUEUE_TYPE) | DNR;
     public static final int AUTHENTICATION_REQUIRED = sct(SCT_COMMAND_SPECIFIC, SC_AUTHENTICATION_REQUIRED) | DNR;
     public static final int ASYNC_EVENT_REQUEST_LIMIT_EXCEEDED =
             sct(SCT_COMMAND_SPECIFIC, SC_ASYNC_EVENT_REQUEST_LIMIT_EXCEEDED) | DNR;

@@ -80,6 +80,7 @@ class BlockDeviceBackendTest {
             assertEquals(8 * MIB, dev.sizeBytes());
             assertEquals(512, dev.logicalBlockSize());
             assertTrue(dev.physicalBlockSize() >= 512);
+            assertTrue(dev.optimalIoSize() >= 0);
             assertFalse(dev.readOnly());
             assertTrue(dev.directIo(), dev.describe());
             assertEquals("bdev:" + loop, dev.describe());
@@ -126,10 +127,16 @@ class BlockDeviceBackendTest {
     }
 
     @Test
-    void loopDeviceWriteZeroesAndDeallocateReadBackZeroes() throws Exception {
+    void loopDeviceWriteZeroesZeroesAndDeallocateDiscards() throws Exception {
         String loop = setUpLoop(4 * MIB, 4096);
         try (BlockDeviceBackend dev = BlockDeviceBackend.open(BackendSpec.device(Path.of(loop)))) {
             assertEquals(4096, dev.logicalBlockSize(), "losetup -b 4096");
+            // A loop device discards (by punching its backing file) in 4 KiB units here, and, as every device since
+            // Linux 4.12, does not promise that discarded blocks read back zeroes (BLKDISCARDZEROES 0).
+            assertEquals(BlockDeviceBackend.queueAttribute(Path.of(loop), "discard_granularity"),
+                    dev.deallocateGranularity());
+            assertTrue(dev.deallocateGranularity() >= 512, "loop devices discard");
+            assertFalse(dev.deallocatedReadsZeroes());
             MemorySegment pattern = Patterns.fill(arena.allocate(4 * MIB, 4096), 31);
             dev.write(0, pattern, 4 * MIB, false, null, done);
             assertEquals(0, done.awaitNext(0));
@@ -137,14 +144,21 @@ class BlockDeviceBackendTest {
             assertEquals(0, done.awaitNext(1));
             dev.deallocate(2 * MIB, 65536, null, done);
             assertEquals(0, done.awaitNext(2));
+            assertEquals(1, dev.discards(), "BLKDISCARD");
+            assertEquals(0, dev.emulatedZeroes() + dev.zeroOutIoctls(), "Deallocate wrote nothing");
+            // Write Zeroes with DEAC: fallocate(PUNCH_HOLE), the kernel's unmapping write-zeroes: zeroes guaranteed.
+            dev.writeZeroes(3 * MIB, 65536, true, null, done);
+            assertEquals(0, done.awaitNext(3));
+            assertEquals(1, dev.punchedHoles());
             MemorySegment in = arena.allocate(4 * MIB, 4096);
             dev.read(0, in, 4 * MIB, null, done);
-            assertEquals(0, done.awaitNext(3));
+            assertEquals(0, done.awaitNext(4));
             Patterns.assertSame(pattern, in, 0, 8192);
             Patterns.assertZero(in, 8192, 3 * MIB / 2);
             Patterns.assertSame(pattern, in, 8192 + 3 * MIB / 2, 2 * MIB - 8192 - 3 * MIB / 2);
-            Patterns.assertZero(in, 2 * MIB, 65536);
-            Patterns.assertSame(pattern, in, 2 * MIB + 65536, 2 * MIB - 65536);
+            Patterns.assertSame(pattern, in, 2 * MIB + 65536, MIB - 65536);
+            Patterns.assertZero(in, 3 * MIB, 65536);
+            Patterns.assertSame(pattern, in, 3 * MIB + 65536, MIB - 65536);
             dev.writeZeroes(512, 512, null, done);
             assertEquals(-Errno.EINVAL, done.lastResult(), "below the 4096-byte logical block");
         }
@@ -162,12 +176,16 @@ class BlockDeviceBackendTest {
             assertEquals(0, done.awaitNext(1));
             assertEquals(1, dev.zeroOutIoctls(), "BLKZEROOUT");
             dev.disableOffloads(true);
-            dev.deallocate(MIB, 512 * 3, null, done);
+            dev.writeZeroes(MIB, 512 * 3, null, done);
             assertEquals(0, done.awaitNext(2));
             assertEquals(1, dev.emulatedZeroes(), "written zeroes");
+            // Deallocate without BLKDISCARD does nothing and says so at once; it never writes.
+            dev.deallocate(MIB + 4096, 4096, null, done);
+            assertEquals(-Errno.EOPNOTSUPP, done.awaitNext(3));
+            assertEquals(1, dev.emulatedZeroes());
             MemorySegment in = arena.allocate(2 * MIB, 4096);
             dev.read(0, in, 2 * MIB, null, done);
-            assertEquals(0, done.awaitNext(3));
+            assertEquals(0, done.awaitNext(4));
             Patterns.assertSame(pattern, in, 0, 4096);
             Patterns.assertZero(in, 4096, 65536);
             Patterns.assertSame(pattern, in, 4096 + 65536, MIB - 4096 - 65536);
@@ -192,6 +210,25 @@ class BlockDeviceBackendTest {
             assertEquals(-Errno.EROFS, done.lastResult());
             ro.read(0, buf, 4096, null, done);
             assertEquals(0, done.awaitNext(1));
+        }
+    }
+
+    @Test
+    void aGrownLoopDeviceIsSeenByRevalidate() throws Exception {
+        String loop = setUpLoop(MIB, 512);
+        try (BlockDeviceBackend dev = BlockDeviceBackend.open(BackendSpec.device(Path.of(loop)))) {
+            assertEquals(MIB, dev.revalidateSize(), "unchanged");
+            try (RandomAccessFile raf = new RandomAccessFile(loopBacking(loop).toFile(), "rw")) {
+                raf.setLength(3 * MIB);
+            }
+            Result r = run("losetup", "-c", loop);
+            assertEquals(0, r.rc, r.output);
+            assertEquals(MIB, dev.sizeBytes(), "the size read at open, until revalidated");
+            assertEquals(3 * MIB, dev.revalidateSize(), "BLKGETSIZE64 again");
+            assertEquals(3 * MIB, dev.sizeBytes());
+            MemorySegment buf = Patterns.fill(arena.allocate(4096, 4096), 51);
+            dev.write(2 * MIB, buf, 4096, false, null, done);
+            assertEquals(0, done.awaitNext(0), "the new blocks take writes");
         }
     }
 

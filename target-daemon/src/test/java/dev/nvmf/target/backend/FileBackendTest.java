@@ -8,6 +8,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.io.IOException;
 import java.io.RandomAccessFile;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -17,6 +18,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotSame;
@@ -289,27 +291,100 @@ class FileBackendTest {
     }
 
     @Test
-    void withoutFallocateZeroesAreWritten() throws Exception {
+    void withoutFallocateWriteZeroesWritesAndDeallocateDoesNothing() throws Exception {
         try (FileBackend file = createBuffered(3 * MIB)) {
+            assertTrue(file.deallocatedReadsZeroes(), "ext4/xfs/tmpfs punch holes: the probe at open saw it");
             file.disableOffloads(true);
+            assertFalse(file.deallocatedReadsZeroes(), "no hole punching: a deallocated range keeps its data");
             MemorySegment pattern = Patterns.fill(arena.allocate(3 * MIB), 12);
             file.write(0, pattern, 3 * MIB, false, null, done);
             assertEquals(0, done.awaitNext(0));
             // Longer than the zero buffer, so it is written in several pieces.
             file.writeZeroes(1000, AsyncFdBackend.ZERO_BUFFER_BYTES + 5000, null, done);
             assertEquals(0, done.awaitNext(1));
+            // Deallocate is advisory: it never falls back to writing zeroes (a whole-disk discard would run past
+            // the host's I/O timeout), it answers EOPNOTSUPP at once.
             file.deallocate(2 * MIB, 8192, null, done);
-            assertEquals(0, done.awaitNext(2));
+            assertEquals(-Errno.EOPNOTSUPP, done.awaitNext(2));
+            assertEquals(1, file.emulatedZeroes(), "only Write Zeroes wrote zeroes");
+            // Write Zeroes with DEAC still zeroes (it may not deallocate here).
+            file.writeZeroes(2 * MIB + 65536, 4096, true, null, done);
+            assertEquals(0, done.awaitNext(3));
             assertEquals(2, file.emulatedZeroes());
             MemorySegment in = arena.allocate(3 * MIB);
             file.read(0, in, 3 * MIB, null, done);
-            assertEquals(0, done.awaitNext(3));
+            assertEquals(0, done.awaitNext(4));
             Patterns.assertSame(pattern, in, 0, 1000);
             Patterns.assertZero(in, 1000, AsyncFdBackend.ZERO_BUFFER_BYTES + 5000);
             long end = 1000 + AsyncFdBackend.ZERO_BUFFER_BYTES + 5000;
             Patterns.assertSame(pattern, in, end, 2 * MIB - end);
-            Patterns.assertZero(in, 2 * MIB, 8192);
-            Patterns.assertSame(pattern, in, 2 * MIB + 8192, MIB - 8192);
+            Patterns.assertSame(pattern, in, 2 * MIB, 65536); // the deallocated range: untouched
+            Patterns.assertZero(in, 2 * MIB + 65536, 4096);
+            Patterns.assertSame(pattern, in, 2 * MIB + 69632, MIB - 69632);
+        }
+    }
+
+    @Test
+    void deallocateAndWriteZeroesWithDeacPunchHoles() throws Exception {
+        Path path = dir.resolve("ns.img");
+        try (FileBackend file = create(4 * MIB)) {
+            MemorySegment pattern = Patterns.fill(arena.allocate(4 * MIB), 14);
+            file.write(0, pattern, 4 * MIB, false, null, done);
+            assertEquals(0, done.awaitNext(0));
+            file.flush(null, done);
+            assertEquals(0, done.awaitNext(1));
+            long allocated = allocatedBytes(path);
+            file.deallocate(0, 2 * MIB, null, done);
+            assertEquals(0, done.awaitNext(2));
+            file.writeZeroes(2 * MIB, MIB, true, null, done);
+            assertEquals(0, done.awaitNext(3));
+            assertEquals(2, file.punchedHoles());
+            assertEquals(0, file.emulatedZeroes());
+            MemorySegment in = arena.allocate(4 * MIB);
+            file.read(0, in, 4 * MIB, null, done);
+            assertEquals(0, done.awaitNext(4));
+            Patterns.assertZero(in, 0, 3 * MIB);
+            Patterns.assertSame(pattern, in, 3 * MIB, MIB);
+            assertTrue(allocatedBytes(path) <= allocated - 3 * MIB, "the blocks were freed: " + allocated + " -> "
+                    + allocatedBytes(path));
+            assertEquals(4 * MIB, Files.size(path), "the size stays");
+        }
+    }
+
+    @Test
+    void aFileNamespaceKeepsItsSizeUnlessItFollowsTheFile() throws Exception {
+        Path path = dir.resolve("ns.img");
+        try (FileBackend file = create(MIB)) {
+            try (RandomAccessFile raf = new RandomAccessFile(path.toFile(), "rw")) {
+                raf.setLength(2 * MIB);
+            }
+            assertEquals(MIB, file.revalidateSize(), "a namespace of a configured size keeps it");
+            file.followMediumSize();
+            assertEquals(2 * MIB, file.revalidateSize(), "a whole-file namespace follows the file");
+            assertEquals(2 * MIB, file.sizeBytes());
+        }
+    }
+
+    /** st_blocks x 512 of a file (stat(1): the JDK has no view of st_blocks). */
+    private static long allocatedBytes(Path path) throws IOException, InterruptedException {
+        Process p = new ProcessBuilder("stat", "-c", "%b", path.toString()).redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes()).trim();
+        assertEquals(0, p.waitFor(), out);
+        return Long.parseLong(out) * 512;
+    }
+
+    @Test
+    void theProbeForHolePunchingChangesNeitherDataNorSize() throws Exception {
+        Path path = dir.resolve("probe.img");
+        byte[] content = new byte[10_000];
+        new java.util.Random(3).nextBytes(content);
+        Files.write(path, content);
+        try (FileBackend file = FileBackend.open(BackendSpec.file(path).withBufferedIo(true))) {
+            assertTrue(file.deallocatedReadsZeroes());
+        }
+        assertArrayEquals(content, Files.readAllBytes(path));
+        try (FileBackend ro = FileBackend.open(BackendSpec.file(path).withBufferedIo(true).withReadOnly(true))) {
+            assertFalse(ro.deallocatedReadsZeroes(), "read only: nothing is ever deallocated, nothing probed");
         }
     }
 

@@ -123,7 +123,7 @@ class ConfigLoaderTest {
         assertEquals(List.of(
                 "t.yaml:13:20: transport.max_queue_depth: value 4096 is out of range, allowed 2 to 1024",
                 "t.yaml:15:16: transport.max_io_size: size 768KiB is not a power of two (MDTS is a power of two "
-                        + "times the 4 KiB memory page size), allowed 8KiB to 16MiB, a power of two",
+                        + "times the 4 KiB memory page size), allowed 8KiB to 8MiB, a power of two",
                 "t.yaml:14:25: transport.in_capsule_data_size: size 1000 is not a multiple of 16 bytes (IOCCSZ is "
                         + "in 16-byte units), allowed 0 to 1MiB, a multiple of 16 bytes"), errors(yaml));
     }
@@ -144,7 +144,7 @@ class ConfigLoaderTest {
                   in_capsule_data_size: 2MiB
                 """.formatted(SUB);
         assertEquals(List.of(
-                "t.yaml:10:16: transport.max_io_size: size 4KiB is out of range, allowed 8KiB to 16MiB, a power of "
+                "t.yaml:10:16: transport.max_io_size: size 4KiB is out of range, allowed 8KiB to 8MiB, a power of "
                         + "two",
                 "t.yaml:11:25: transport.in_capsule_data_size: size 2MiB is out of range, allowed 0 to 1MiB, a "
                         + "multiple of 16 bytes",

@@ -67,8 +67,167 @@ class AdminCommandsTest extends CoreFixture {
         assertEquals(0x7, Le.u8(id, IdentifyController.LPA));
         assertEquals(1 << 8, Le.u32(id, IdentifyController.OAES));
         assertEquals(1 | (1 << 6), Le.u32(id, IdentifyController.CTRATT), "128-bit host id, TBKAS");
-        assertEquals(2, Le.u8(id, IdentifyController.CMIC));
+        assertEquals(2, Le.u8(id, IdentifyController.CMIC), "several controllers; one port");
+        assertEquals(343, Le.u16(id, IdentifyController.WCTEMP), "warning threshold 70 C, above SMART's 25 C");
+        assertEquals(358, Le.u16(id, IdentifyController.CCTEMP), "critical threshold 85 C");
+        assertEquals(1, Le.u16(id, IdentifyController.OFCS), "Disconnect supported");
         assertEquals(0, Le.u8(id, 3000), "no stale buffer bytes leak");
+    }
+
+    @Test
+    void cmicReportsMultiplePortsOnceTheSubsystemIsOnTwo() {
+        target.addPort(dev.nvmf.target.core.subsystem.Port.rdma(2, 1, "10.0.0.2", "4420"));
+        target.exposeSubsystem(2, SUBNQN);
+        assertEquals(IdentifyController.CMIC_MULTI_PORT | IdentifyController.CMIC_MULTI_CONTROLLER,
+                Le.u8(identify(1, 0), IdentifyController.CMIC));
+    }
+
+    @Test
+    void theMoreBitIsSetExactlyForFailuresInTheErrorLog() {
+        NvmeRequest r = h.admin.submitAsync(Cmd.admin(0x7E));
+        int raw = Le.u16(r.response(), 14); // the CQE's status field, phase tag in bit 0
+        assertEquals(1 << 14, raw & (1 << 14), "M (status field bit 14): more information in the error log");
+        assertEquals(Status.INVALID_OPCODE, (raw >>> 1) & ~Status.MORE);
+        MemorySegment log = h.admin.submit(Cmd.getLogPage(LogPages.LID_ERROR_INFORMATION, 0, 64, 0, false))
+                .dataSegment();
+        assertEquals(1, Le.u64(log, LogPages.ERROR_COUNT), "the failure is the newest entry");
+        assertEquals(Status.INVALID_OPCODE << 1, Le.u16(log, LogPages.ERROR_STATUS), "logged without M");
+        h.admin.completionOf(r);
+        assertEquals(0, raw & 1, "no phase tag on fabrics");
+        // A success has no M; a failure before Connect (no controller, no error log) has none either.
+        assertEquals(0, h.admin.submit(Cmd.admin(Opcodes.ADMIN_KEEP_ALIVE)).status());
+        CapsuleHost.Queue unbound = host(HOST2).open(0, 32);
+        Completion early = unbound.submit(Cmd.identify(1, 0));
+        assertEquals(Status.COMMAND_SEQUENCE_ERROR, early.status(), "exactly, without M");
+    }
+
+    @Test
+    void asyncEventConfigurationAcceptsSmartWarningsAndNamespaceNotices() {
+        // SPDK's host sets 11Fh (SMART critical warnings 4:0 and namespace attribute notices), as the kernel accepts.
+        Completion set = h.admin.submit(Cmd.setFeature(Features.FID_ASYNC_EVENT_CONFIGURATION, 0x11F));
+        assertEquals(0, set.status(), set::toString);
+        assertEquals(0x11F, h.admin.submit(Cmd.getFeature(Features.FID_ASYNC_EVENT_CONFIGURATION)).dw0());
+        assertEquals(0, h.admin.submit(Cmd.setFeature(Features.FID_ASYNC_EVENT_CONFIGURATION, 0x1F)).status());
+        // Not supported here: firmware activation notices (bit 9), discovery log changes (bit 31).
+        h.admin.expect(Status.INVALID_FIELD, Cmd.setFeature(Features.FID_ASYNC_EVENT_CONFIGURATION, 0x11F | 1 << 9));
+        h.admin.expect(Status.INVALID_FIELD, Cmd.setFeature(Features.FID_ASYNC_EVENT_CONFIGURATION, 1 << 31));
+        assertEquals(0x1F, h.admin.submit(Cmd.getFeature(Features.FID_ASYNC_EVENT_CONFIGURATION)).dw0(),
+                "a refused value changes nothing");
+    }
+
+    @Test
+    void keepAliveOnAControllerWithoutKeepAliveIsKeepAliveTimeoutInvalid() {
+        CapsuleHost noKato = host(HOST2);
+        assertEquals(0, noKato.connectAdmin(SUBNQN, 0).status());
+        noKato.admin.submit(Cmd.propertySet(dev.nvmf.target.nvme.Properties.CC, CapsuleHost.CC_ENABLE));
+        Completion c = noKato.admin.expect(Status.KEEP_ALIVE_TIMEOUT_INVALID, Cmd.admin(Opcodes.ADMIN_KEEP_ALIVE));
+        assertEquals(Status.SCT_GENERIC, c.sct());
+        assertEquals(0x1A, c.sc());
+        assertFalse(c.dnr(), "as the kernel target answers it");
+        // Turning keep-alive off on a controller that had it: the same answer from then on.
+        assertEquals(0, h.admin.submit(Cmd.admin(Opcodes.ADMIN_KEEP_ALIVE)).status());
+        assertEquals(0, h.admin.submit(Cmd.setFeature(Features.FID_KEEP_ALIVE_TIMER, 0)).status());
+        h.admin.expect(Status.KEEP_ALIVE_TIMEOUT_INVALID, Cmd.admin(Opcodes.ADMIN_KEEP_ALIVE));
+    }
+
+    @Test
+    void numberOfQueuesOnceAnIoQueueExistsIsCommandSequenceError() {
+        assertEquals(0, h.admin.submit(Cmd.setFeature(Features.FID_NUMBER_OF_QUEUES, (3 << 16) | 3)).status());
+        CapsuleHost.Queue io = h.connectIo(1, 128);
+        h.admin.expect(Status.COMMAND_SEQUENCE_ERROR, Cmd.setFeature(Features.FID_NUMBER_OF_QUEUES, (7 << 16) | 7));
+        assertEquals((3 << 16) | 3, h.admin.submit(Cmd.getFeature(Features.FID_NUMBER_OF_QUEUES)).dw0(),
+                "the grant stands");
+        // Once the I/O queues are gone (a reset), the host may ask again.
+        io.queue.close();
+        assertEquals((7 << 16) | 7, h.admin.submit(Cmd.setFeature(Features.FID_NUMBER_OF_QUEUES, (7 << 16) | 7))
+                .dw0());
+    }
+
+    @Test
+    void arbitrationAndPowerManagementAreKeptAsSet() {
+        assertEquals(0, h.admin.submit(Cmd.getFeature(Features.FID_ARBITRATION)).dw0(), "default");
+        assertEquals(0, h.admin.submit(Cmd.setFeature(Features.FID_ARBITRATION, 0x0403_0207)).status());
+        assertEquals(0x0403_0207, h.admin.submit(Cmd.getFeature(Features.FID_ARBITRATION)).dw0(),
+                "HPW 4, MPW 3, LPW 2, AB 7");
+        assertEquals(0, h.admin.submit(Cmd.setFeature(Features.FID_ARBITRATION, 0xF8)).status());
+        assertEquals(0, h.admin.submit(Cmd.getFeature(Features.FID_ARBITRATION)).dw0(), "reserved bits 7:3 dropped");
+        assertEquals(0, h.admin.submit(Cmd.getFeature(Features.FID_ARBITRATION | (1 << 8))).dw0(), "SEL default");
+        assertEquals(Features.CAPABILITY_CHANGEABLE,
+                h.admin.submit(Cmd.getFeature(Features.FID_ARBITRATION | (3 << 8))).dw0());
+
+        assertEquals(0, h.admin.submit(Cmd.getFeature(Features.FID_POWER_MANAGEMENT)).dw0(), "power state 0");
+        // NPSS is 0: power state 1 does not exist.
+        h.admin.expect(Status.INVALID_FIELD, Cmd.setFeature(Features.FID_POWER_MANAGEMENT, 1));
+        assertEquals(0, h.admin.submit(Cmd.setFeature(Features.FID_POWER_MANAGEMENT, 2 << 5)).status());
+        assertEquals(2 << 5, h.admin.submit(Cmd.getFeature(Features.FID_POWER_MANAGEMENT)).dw0(), "workload hint 2");
+        assertEquals(0, Le.u8(identify(1, 0), IdentifyController.NPSS), "one power state");
+    }
+
+    @Test
+    void temperatureThresholdsAgreeWithSmartAndRaiseTheSmartEvent() {
+        int under = Features.THSEL_UNDER << Features.THSEL_SHIFT;
+        assertEquals(343, h.admin.submit(Cmd.getFeature(Features.FID_TEMPERATURE_THRESHOLD)).dw0(),
+                "over threshold defaults to WCTEMP");
+        assertEquals(under, h.admin.submit(Cmd.getFeature(Features.FID_TEMPERATURE_THRESHOLD).cdw(11, under)).dw0(),
+                "under threshold 0 K, THSEL echoed");
+        MemorySegment smart = h.admin.submit(Cmd.getLogPage(LogPages.LID_SMART_HEALTH, 0xFFFF_FFFF, 512, 0, false))
+                .dataSegment();
+        assertEquals(298, Le.u16(smart, LogPages.SMART_COMPOSITE_TEMPERATURE));
+        assertEquals(0, Le.u8(smart, LogPages.SMART_CRITICAL_WARNING), "below WCTEMP: no warning");
+
+        // Sensors 1-8 do not exist; THSEL 2 is reserved; TMPSEL Fh (all) is for Set Features only.
+        h.admin.expect(Status.INVALID_FIELD, Cmd.getFeature(Features.FID_TEMPERATURE_THRESHOLD).cdw(11, 1 << 16));
+        h.admin.expect(Status.INVALID_FIELD, Cmd.setFeature(Features.FID_TEMPERATURE_THRESHOLD, (1 << 16) | 300));
+        h.admin.expect(Status.INVALID_FIELD, Cmd.setFeature(Features.FID_TEMPERATURE_THRESHOLD, (2 << 20) | 300));
+        h.admin.expect(Status.INVALID_FIELD, Cmd.getFeature(Features.FID_TEMPERATURE_THRESHOLD).cdw(11, 0xF << 16));
+
+        // The host enables temperature warnings and lowers the over threshold below 298 K: SMART event, warning set.
+        assertEquals(0, h.admin.submit(Cmd.setFeature(Features.FID_ASYNC_EVENT_CONFIGURATION,
+                AsyncEvents.CONFIG_SMART_TEMPERATURE)).status());
+        NvmeRequest aer = h.admin.submitAsync(Cmd.admin(Opcodes.ADMIN_ASYNC_EVENT_REQUEST));
+        assertEquals(0, h.admin.submit(Cmd.setFeature(Features.FID_TEMPERATURE_THRESHOLD, (0xF << 16) | 290))
+                .status());
+        assertEquals(0x0002_0101, h.admin.completionOf(aer).dw0(), "SMART, temperature threshold, log page 02h");
+        assertEquals(290, h.admin.submit(Cmd.getFeature(Features.FID_TEMPERATURE_THRESHOLD)).dw0());
+        smart = h.admin.submit(Cmd.getLogPage(LogPages.LID_SMART_HEALTH, 0xFFFF_FFFF, 512, 0, false)).dataSegment();
+        assertEquals(LogPages.SMART_WARNING_TEMPERATURE, Le.u8(smart, LogPages.SMART_CRITICAL_WARNING));
+        // Back above: the warning clears; an under threshold at 298 K sets it again.
+        h.admin.submit(Cmd.setFeature(Features.FID_TEMPERATURE_THRESHOLD, 343));
+        smart = h.admin.submit(Cmd.getLogPage(LogPages.LID_SMART_HEALTH, 0xFFFF_FFFF, 512, 0, false)).dataSegment();
+        assertEquals(0, Le.u8(smart, LogPages.SMART_CRITICAL_WARNING));
+        NvmeRequest aer2 = h.admin.submitAsync(Cmd.admin(Opcodes.ADMIN_ASYNC_EVENT_REQUEST));
+        h.admin.submit(Cmd.setFeature(Features.FID_TEMPERATURE_THRESHOLD, under | 298));
+        assertEquals(0x0002_0101, h.admin.completionOf(aer2).dw0(), "unmasked: the SMART log was read without RAE");
+    }
+
+    @Test
+    void supportedLogPagesListsEveryPageThisControllerHas() {
+        Completion c = h.admin.submit(Cmd.getLogPage(LogPages.LID_SUPPORTED_LOG_PAGES, 0, 1024, 0, false));
+        assertEquals(0, c.status(), c::toString);
+        MemorySegment p = c.dataSegment();
+        for (int lid = 0; lid <= 5; lid++) {
+            assertEquals(LogPages.LIDS_SUPPORTED, Le.u32(p, lid * 4L), "LID " + lid);
+            // ... and each one listed really answers.
+            int size = lid == 0 ? 1024 : lid == 1 ? 128 * 64 : lid == 4 || lid == 5 ? 4096 : 512;
+            assertEquals(0, h.admin.submit(Cmd.getLogPage(lid, 0xFFFF_FFFF, size, 0, true)).status(), "LID " + lid);
+        }
+        for (int lid = 6; lid < 256; lid++) {
+            assertEquals(0, Le.u32(p, lid * 4L), "LID " + lid + " is not supported");
+        }
+    }
+
+    @Test
+    void theChangedNamespaceListIsClearedOnlyByAReadThatSucceeds() {
+        subsystem.addNamespace(NamespaceConfig.of(7, 512), new RamBackend(65536));
+        // Host buffer too short, then an offset that is not dword aligned: both fail, the list keeps NSID 7.
+        h.admin.expect(Status.DATA_SGL_LENGTH_INVALID,
+                Cmd.getLogPage(LogPages.LID_CHANGED_NAMESPACE_LIST, 0, 4096, 0, false).keyed(512));
+        h.admin.expect(Status.INVALID_FIELD, Cmd.getLogPage(LogPages.LID_CHANGED_NAMESPACE_LIST, 0, 4096, 2, false));
+        MemorySegment list = h.admin.submit(Cmd.getLogPage(LogPages.LID_CHANGED_NAMESPACE_LIST, 0, 4096, 0, false))
+                .dataSegment();
+        assertEquals(7, Le.u32(list, 0));
+        assertEquals(0, Le.u32(h.admin.submit(Cmd.getLogPage(LogPages.LID_CHANGED_NAMESPACE_LIST, 0, 4096, 0,
+                false)).dataSegment(), 0), "the successful read cleared it");
     }
 
     @Test
@@ -239,7 +398,7 @@ class AdminCommandsTest extends CoreFixture {
         assertFalse(h.admin.isCompleted(aer));
         // Teardown completes held requests with Commands Aborted due to SQ Deletion.
         h.admin.queue.abortHeld();
-        assertEquals(Status.ABORTED_SQ_DELETION, h.admin.completionOf(aer).status());
+        assertEquals(h.admin.logged(Status.ABORTED_SQ_DELETION), h.admin.completionOf(aer).status());
     }
 
     @Test
@@ -256,7 +415,7 @@ class AdminCommandsTest extends CoreFixture {
         Completion abort = h.admin.submit(Cmd.admin(Opcodes.ADMIN_ABORT).cdw(10, cmds[1].cid() << 16));
         assertEquals(0, abort.status());
         assertEquals(0, abort.dw0() & 1);
-        assertEquals(Status.ABORT_REQUESTED, h.admin.completionOf(held[1]).status());
+        assertEquals(h.admin.logged(Status.ABORT_REQUESTED), h.admin.completionOf(held[1]).status());
         // Anything else is "not aborted".
         assertEquals(1, h.admin.submit(Cmd.admin(Opcodes.ADMIN_ABORT).cdw(10, (0x4321 << 16) | 1)).dw0() & 1);
     }
@@ -275,7 +434,7 @@ class AdminCommandsTest extends CoreFixture {
         assertEquals(5000, h.admin.submit(Cmd.getFeature(Features.FID_KEEP_ALIVE_TIMER)).dw0());
         assertEquals(0, h.admin.submit(Cmd.setFeature(Features.FID_KEEP_ALIVE_TIMER, 15000)).status());
         assertEquals(15000, h.admin.submit(Cmd.getFeature(Features.FID_KEEP_ALIVE_TIMER)).dw0());
-        // Async event configuration: only namespace attribute notices are supported
+        // Async event configuration: no discovery log notices on an I/O controller
         h.admin.expect(Status.INVALID_FIELD, Cmd.setFeature(Features.FID_ASYNC_EVENT_CONFIGURATION, 1 << 31));
         h.admin.submit(Cmd.setFeature(Features.FID_ASYNC_EVENT_CONFIGURATION, 1 << 8));
         assertEquals(1 << 8, h.admin.submit(Cmd.getFeature(Features.FID_ASYNC_EVENT_CONFIGURATION)).dw0());

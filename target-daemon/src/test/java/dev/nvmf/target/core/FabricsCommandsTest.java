@@ -1,11 +1,17 @@
 package dev.nvmf.target.core;
 
 import dev.nvmf.target.core.subsystem.SubsystemConfig;
+import dev.nvmf.target.core.subsystem.NamespaceConfig;
+import dev.nvmf.target.nvme.DiscoveryLog;
 import dev.nvmf.target.nvme.FabricsCommand;
+import dev.nvmf.target.nvme.IdentifyController;
+import dev.nvmf.target.nvme.Le;
 import dev.nvmf.target.nvme.Opcodes;
 import dev.nvmf.target.nvme.Properties;
 import dev.nvmf.target.nvme.Status;
 import org.junit.jupiter.api.Test;
+
+import java.lang.foreign.MemorySegment;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
@@ -159,6 +165,37 @@ class FabricsCommandsTest extends CoreFixture {
     }
 
     @Test
+    void theSubsystemsVersionIeeeOuiFirmwareAndMaxQidReachTheHost() {
+        // kernel configfs attr_version, attr_ieee_oui, attr_firmware, attr_qid_max, attr_cntlid_min/max
+        var s = target.addSubsystem(new SubsystemConfig("nqn.2024-01.dev.nvmf:custom", "SN9", "model-9", "fw-9",
+                true, 100, 101, 2, Properties.version(1, 4, 0), 0x001B21));
+        target.exposeSubsystem(1, s.nqn());
+        CapsuleHost h = host(HOST1).connectAndEnable(s.nqn());
+        assertEquals(100, h.cntlid, "from cntlid_min");
+        assertEquals(0x0001_0400, h.admin.submit(Cmd.propertyGet(Properties.VS, false)).dw0(), "VS 1.4");
+        MemorySegment id = h.admin.submit(Cmd.identify(1, 0)).dataSegment();
+        assertEquals(0x0001_0400, Le.u32(id, IdentifyController.VER));
+        assertEquals(0x21, Le.u8(id, IdentifyController.IEEE), "OUI least significant byte first");
+        assertEquals(0x1B, Le.u8(id, IdentifyController.IEEE + 1));
+        assertEquals(0x00, Le.u8(id, IdentifyController.IEEE + 2));
+        assertEquals("fw-9", Le.asciiTrimmed(id, IdentifyController.FR, IdentifyController.FR_LENGTH));
+        assertEquals("fw-9", Le.asciiTrimmed(h.admin.submit(Cmd.getLogPage(
+                dev.nvmf.target.nvme.LogPages.LID_FIRMWARE_SLOT, 0, 512, 0, false)).dataSegment(),
+                dev.nvmf.target.nvme.LogPages.FIRMWARE_FRS1, 8), "the firmware slot log");
+        // max_qid 2: Number of Queues grants at most 2, and a Connect of qid 3 is Invalid Parameters (IPO 42).
+        assertEquals((1 << 16) | 1, h.admin.submit(Cmd.setFeature(0x07, (9 << 16) | 9)).dw0());
+        h.connectIo(2, 64);
+        Completion c = h.open(3, 64).expect(Status.CONNECT_INVALID_PARAMETERS,
+                Cmd.connect(3, 63, 0, h.hostId, h.cntlid, s.nqn(), HOST1));
+        assertEquals(42, c.dw0());
+        // The defaults: VER 2.0, no OUI.
+        MemorySegment plain = host(HOST2).connectAndEnable(SUBNQN).admin.submit(Cmd.identify(1, 0)).dataSegment();
+        assertEquals(Properties.VERSION_2_0, Le.u32(plain, IdentifyController.VER));
+        assertEquals(0, Le.u8(plain, IdentifyController.IEEE) | Le.u8(plain, IdentifyController.IEEE + 1)
+                | Le.u8(plain, IdentifyController.IEEE + 2));
+    }
+
+    @Test
     void propertyGetCapVsCcCsts() {
         CapsuleHost h = host(HOST1);
         h.connectAdmin(SUBNQN, 0);
@@ -234,7 +271,7 @@ class FabricsCommandsTest extends CoreFixture {
     }
 
     @Test
-    void disconnectOnIoQueueDropsThatQueueOnAdminDropsAll() {
+    void disconnectDropsAnIoQueueAndIsInvalidQueueTypeOnTheAdminQueue() {
         CapsuleHost h = host(HOST1).connectAndEnable(SUBNQN);
         CapsuleHost.Queue io1 = h.connectIo(1, 128);
         CapsuleHost.Queue io2 = h.connectIo(2, 128);
@@ -242,14 +279,72 @@ class FabricsCommandsTest extends CoreFixture {
         assertEquals(1, io1.transport.disconnectCount());
         assertEquals(0, io2.transport.disconnectCount());
         io1.expect(Status.CONNECT_INCOMPATIBLE_FORMAT, Cmd.fabrics(Opcodes.FCTYPE_DISCONNECT).u16(40, 1));
-        assertEquals(0, h.admin.submit(Cmd.fabrics(Opcodes.FCTYPE_DISCONNECT)).status());
-        assertEquals(1, io2.transport.disconnectCount());
-        assertEquals(1, h.admin.transport.disconnectCount());
+        // On the admin queue: SCT 1, SC 85h Invalid Queue Type, DNR (NVMe-oF 1.1, 3.4); nothing is torn down.
+        Completion c = h.admin.expect(Status.INVALID_QUEUE_TYPE, Cmd.fabrics(Opcodes.FCTYPE_DISCONNECT));
+        assertEquals(Status.SCT_COMMAND_SPECIFIC, c.sct());
+        assertEquals(0x85, c.sc());
+        assertTrue(c.dnr());
+        assertEquals(0, io2.transport.disconnectCount());
+        assertEquals(0, h.admin.transport.disconnectCount());
+        // Identify Controller says Disconnect is supported: OFCS bit 0.
+        MemorySegment id = h.admin.submit(Cmd.identify(1, 0)).dataSegment();
+        assertEquals(IdentifyController.OFCS_DISCONNECT, Le.u16(id, IdentifyController.OFCS));
         // Admin queue closes: the controller ends and its id is free again.
         io1.queue.close();
         io2.queue.close();
         h.admin.queue.close();
         assertTrue(subsystem.controllers().isEmpty());
+    }
+
+    @Test
+    void discoveryControllerEnablesWithQueueEntrySizesZero() {
+        // A discovery controller has no I/O queues: CC.IOSQES/IOCQES are not checked (kernel core.c,
+        // nvmet_start_ctrl); an I/O controller with the same CC gets CFS (enableWithBadQueueEntrySizesSetsFatalStatus).
+        CapsuleHost d = host(HOST1);
+        assertEquals(0, d.connectAdmin(DiscoveryLog.DISCOVERY_NQN, 0).status());
+        assertEquals(0, d.admin.submit(Cmd.propertySet(Properties.CC, Properties.CC_EN)).status());
+        assertEquals(Properties.CSTS_RDY, d.admin.submit(Cmd.propertyGet(Properties.CSTS, false)).dw0());
+        // The other CC checks still apply to it: MPS 1 (8 KiB pages) is fatal.
+        CapsuleHost d2 = host(HOST2);
+        assertEquals(0, d2.connectAdmin(DiscoveryLog.DISCOVERY_NQN, 0).status());
+        d2.admin.submit(Cmd.propertySet(Properties.CC, Properties.CC_EN | (1 << Properties.CC_MPS_SHIFT)));
+        assertEquals(Properties.CSTS_CFS, d2.admin.submit(Cmd.propertyGet(Properties.CSTS, false)).dw0());
+    }
+
+    /** A namespace whose backend holds its completions (flushes too) until released, and a host enabled on it. */
+    private CapsuleHost hostWithSlowNamespace(ScriptedBackend slow) {
+        subsystem.addNamespace(NamespaceConfig.of(5, 4096), slow);
+        CapsuleHost h = host(HOST1).connectAndEnable(SUBNQN);
+        slow.deferred = true;
+        return h;
+    }
+
+    @Test
+    void shutdownFlushesEveryNamespaceBeforeReportingComplete() throws Exception {
+        ScriptedBackend slow = new ScriptedBackend(1 << 20);
+        CapsuleHost h = hostWithSlowNamespace(slow);
+        assertEquals(0, h.admin.submit(Cmd.propertySet(Properties.CC, CapsuleHost.CC_ENABLE | (1 << 14))).status());
+        int csts = h.admin.submit(Cmd.propertyGet(Properties.CSTS, false)).dw0();
+        assertEquals(Properties.CSTS_SHST_PROCESSING, csts & Properties.CSTS_SHST_MASK, "01b while flushing");
+        assertEquals(0, csts & Properties.CSTS_RDY);
+        assertEquals(1, slow.flushes, "the namespace's backend was asked to flush");
+        slow.releaseOnAnotherThread();
+        csts = h.admin.submit(Cmd.propertyGet(Properties.CSTS, false)).dw0();
+        assertEquals(Properties.CSTS_SHST_COMPLETE, csts & Properties.CSTS_SHST_MASK, "10b once flushed");
+        slow.close();
+    }
+
+    @Test
+    void aFlushFinishingAfterTheHostClearedShnReportsNothing() throws Exception {
+        ScriptedBackend slow = new ScriptedBackend(1 << 20);
+        CapsuleHost h = hostWithSlowNamespace(slow);
+        h.admin.submit(Cmd.propertySet(Properties.CC, CapsuleHost.CC_ENABLE | (1 << 14)));
+        h.admin.submit(Cmd.propertySet(Properties.CC, 0)); // SHN cleared (and EN) before the flush ended
+        assertEquals(0, h.admin.submit(Cmd.propertyGet(Properties.CSTS, false)).dw0() & Properties.CSTS_SHST_MASK);
+        slow.releaseOnAnotherThread();
+        assertEquals(0, h.admin.submit(Cmd.propertyGet(Properties.CSTS, false)).dw0() & Properties.CSTS_SHST_MASK,
+                "a stale flush does not report a shutdown nobody asked for any more");
+        slow.close();
     }
 
     @Test
@@ -289,7 +384,7 @@ class FabricsCommandsTest extends CoreFixture {
         r.bind(sqe, arena.allocate(16));
         r.transportStatus(Status.SGL_DESCRIPTOR_TYPE_INVALID);
         assertEquals(false, io.queue.begin(r));
-        assertEquals(Status.SGL_DESCRIPTOR_TYPE_INVALID, io.completionOf(r).status());
+        assertEquals(io.logged(Status.SGL_DESCRIPTOR_TYPE_INVALID), io.completionOf(r).status());
         io.expect(Status.INVALID_FIELD, Cmd.read(1, 0, 1, 512).flags(0)); // PRP, not SGL
         io.expect(Status.INVALID_FIELD, Cmd.read(1, 0, 1, 512).flags(0x41)); // fused
         assertNotEquals(0, h.admin.submit(Cmd.getLogPage(1, 0, 4096, 0, false)).data()[0], "errors logged");

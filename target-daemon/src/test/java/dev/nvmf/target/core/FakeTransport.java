@@ -1,5 +1,6 @@
 package dev.nvmf.target.core;
 
+import java.net.InetAddress;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ConcurrentLinkedQueue;
@@ -12,6 +13,8 @@ final class FakeTransport implements QueueTransport {
     /** When false, complete() does not record (zero-allocation runs use their own counter). */
     volatile boolean record = true;
     volatile long completions;
+    /** What {@link #localAddress} answers: the local address the host reached (null: unknown). */
+    volatile InetAddress localAddress;
 
     FakeTransport(String peer) {
         this.peer = peer;
@@ -32,6 +35,11 @@ final class FakeTransport implements QueueTransport {
 
     synchronized int disconnectCount() {
         return disconnects.size();
+    }
+
+    @Override
+    public InetAddress localAddress() {
+        return localAddress;
     }
 
     @Override

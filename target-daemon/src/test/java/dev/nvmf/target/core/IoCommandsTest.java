@@ -4,7 +4,9 @@ import dev.nvmf.verbs.Errno;
 import dev.nvmf.target.backend.RamBackend;
 import dev.nvmf.target.core.io.IoCommands;
 import dev.nvmf.target.core.subsystem.NamespaceConfig;
+import dev.nvmf.target.nvme.AsyncEvents;
 import dev.nvmf.target.nvme.Features;
+import dev.nvmf.target.nvme.IdentifyNamespace;
 import dev.nvmf.target.nvme.Le;
 import dev.nvmf.target.nvme.LogPages;
 import dev.nvmf.target.nvme.NvmCommand;
@@ -123,6 +125,72 @@ class IoCommandsTest extends CoreFixture {
     }
 
     @Test
+    void writeZeroesHandsDeacToTheBackendAndDeallocateNeverWritesZeroes() {
+        io.submit(Cmd.write(5, 0, 2, random(2 * 4096, 8)));
+        assertEquals(0, io.submit(new Cmd(Opcodes.IO_WRITE_ZEROES).nsid(5).u64(40, 0).cdw(12, 0)).status());
+        assertFalse(scripted.lastMayDeallocate, "no DEAC: zeroes, no deallocation");
+        assertEquals(0, io.submit(new Cmd(Opcodes.IO_WRITE_ZEROES).nsid(5).u64(40, 1).cdw(12, NvmCommand.CDW12_DEAC))
+                .status());
+        assertTrue(scripted.lastMayDeallocate, "DEAC: the backend may deallocate, keeping zeroes on read");
+        assertEquals(2, scripted.writeZeroes);
+        assertEquals(0, scripted.deallocated.size(), "Write Zeroes is never a bare deallocate");
+        assertArrayEquals(new byte[2 * 4096], io.submit(Cmd.read(5, 0, 2, 2 * 4096)).data());
+        // DSM deallocate goes to deallocate only; a backend that cannot deallocate (EOPNOTSUPP) is no failure.
+        MemorySegment range = MemorySegment.ofArray(new byte[16]);
+        Le.u32(range, NvmCommand.DSM_RANGE_LENGTH, 8);
+        scripted.failNext = -Errno.EOPNOTSUPP;
+        assertEquals(0, io.submit(new Cmd(Opcodes.IO_DATASET_MANAGEMENT).nsid(5).cdw(10, 0).cdw(11, 4)
+                .data(range.toArray(java.lang.foreign.ValueLayout.JAVA_BYTE))).status());
+        assertEquals(1, scripted.deallocated.size());
+        assertEquals(2, scripted.writeZeroes, "no zeroes written in its place");
+    }
+
+    @Test
+    void identifyNamespaceSaysWhatTheBackendGuarantees() {
+        // RAM: deallocated blocks read zeroes (DLFEAT 001b) and Write Zeroes may deallocate (bit 3); no geometry.
+        MemorySegment ram = h.admin.submit(Cmd.identify(0, 1)).dataSegment();
+        assertEquals(0x09, Le.u8(ram, IdentifyNamespace.DLFEAT));
+        assertEquals(0, Le.u8(ram, IdentifyNamespace.NSFEAT), "no OPTPERF, no atomics, no DAE");
+        // A medium whose discards may return old data: DLFEAT 000b, WZDS still (Write Zeroes always zeroes).
+        scripted.deallocatedReadsZeroes = false;
+        assertEquals(0x08, Le.u8(h.admin.submit(Cmd.identify(0, 5)).dataSegment(), IdentifyNamespace.DLFEAT));
+        // A 512e disk (4 KiB physical, 1 MiB discard granularity, 128 KiB optimal I/O) under 512-byte blocks.
+        ScriptedBackend disk = new ScriptedBackend(1 << 20);
+        disk.deallocatedReadsZeroes = false;
+        disk.physicalBlockSize = 4096;
+        disk.deallocateGranularity = 1 << 20;
+        disk.optimalIoSize = 128 << 10;
+        subsystem.addNamespace(NamespaceConfig.of(8, 512), disk);
+        MemorySegment id = h.admin.submit(Cmd.identify(0, 8)).dataSegment();
+        assertEquals(IdentifyNamespace.NSFEAT_OPTIMAL_PERFORMANCE | IdentifyNamespace.NSFEAT_ATOMICS,
+                Le.u8(id, IdentifyNamespace.NSFEAT));
+        assertEquals(0, Le.u8(id, IdentifyNamespace.NSFEAT) & IdentifyNamespace.NSFEAT_DEALLOCATED_ERROR);
+        assertEquals(7, Le.u16(id, IdentifyNamespace.NPWG), "8 blocks of 512 B per physical block, 0's based");
+        assertEquals(7, Le.u16(id, IdentifyNamespace.NPWA));
+        assertEquals(7, Le.u16(id, IdentifyNamespace.NAWUPF), "the Linux host's physical block is min(NPWG, NAWUPF)");
+        assertEquals(7, Le.u16(id, IdentifyNamespace.NAWUN));
+        assertEquals(7, Le.u16(id, IdentifyNamespace.NACWU));
+        assertEquals(2047, Le.u16(id, IdentifyNamespace.NPDG), "1 MiB discard granularity");
+        assertEquals(2047, Le.u16(id, IdentifyNamespace.NPDA));
+        assertEquals(255, Le.u16(id, IdentifyNamespace.NOWS), "128 KiB optimal I/O");
+        assertEquals(0x08, Le.u8(id, IdentifyNamespace.DLFEAT));
+        // The same disk under 4 KiB blocks: one block each; no optimal I/O size reported: NOWS = one physical block.
+        disk.optimalIoSize = 0;
+        ScriptedBackend disk4k = new ScriptedBackend(1 << 20);
+        disk4k.physicalBlockSize = 4096;
+        subsystem.addNamespace(NamespaceConfig.of(9, 4096), disk4k);
+        MemorySegment id4k = h.admin.submit(Cmd.identify(0, 9)).dataSegment();
+        assertEquals(0, Le.u16(id4k, IdentifyNamespace.NPWG));
+        assertEquals(0, Le.u16(id4k, IdentifyNamespace.NPDG), "no granularity known: one physical block");
+        assertEquals(0, Le.u16(id4k, IdentifyNamespace.NOWS));
+        assertEquals(0x09, Le.u8(id4k, IdentifyNamespace.DLFEAT));
+        assertEquals(7, Le.u16(h.admin.submit(Cmd.identify(0, 8)).dataSegment(), IdentifyNamespace.NOWS),
+                "no optimal I/O size reported: NOWS is NPWG");
+        disk.close();
+        disk4k.close();
+    }
+
+    @Test
     void compareMatchesAndMismatches() {
         byte[] d = random(1024, 5);
         io.submit(Cmd.write(1, 50, 2, d));
@@ -208,6 +276,43 @@ class IoCommandsTest extends CoreFixture {
         NvmeRequest r = io.submitAsync(Cmd.read(5, 7, 1, 4096));
         scripted.releaseOnAnotherThread();
         assertArrayEquals(d, io.completionOf(r).data());
+    }
+
+    @Test
+    void aResizedNamespaceIsRevalidatedAndTheHostIsTold() throws Exception {
+        ScriptedBackend grows = new ScriptedBackend(2 << 20);
+        grows.sizeBytes = 1 << 20; // the medium reports 1 MiB now: 256 blocks of 4 KiB
+        subsystem.addNamespace(NamespaceConfig.of(10, 4096), grows);
+        assertEquals(0, h.admin.submit(Cmd.setFeature(Features.FID_ASYNC_EVENT_CONFIGURATION,
+                AsyncEvents.CONFIG_NAMESPACE_ATTRIBUTE)).status());
+        h.admin.submit(Cmd.getLogPage(LogPages.LID_CHANGED_NAMESPACE_LIST, 0, 4096, 0, false)); // the add, read
+        io.expect(Status.LBA_OUT_OF_RANGE, Cmd.read(10, 300, 1, 4096));
+        assertFalse(subsystem.revalidateNamespace(10), "unchanged: nothing to tell");
+
+        NvmeRequest aer = h.admin.submitAsync(Cmd.admin(Opcodes.ADMIN_ASYNC_EVENT_REQUEST));
+        grows.sizeBytes = 2 << 20;
+        assertTrue(subsystem.revalidateNamespace(10));
+        assertEquals(AsyncEvents.NAMESPACE_CHANGED, h.admin.completionOf(aer).dw0(), "namespace attribute changed");
+        MemorySegment list = h.admin.submit(Cmd.getLogPage(LogPages.LID_CHANGED_NAMESPACE_LIST, 0, 4096, 0, false))
+                .dataSegment();
+        assertEquals(10, Le.u32(list, 0));
+        assertEquals(0, Le.u32(list, 4));
+        assertEquals(512, Le.u64(h.admin.submit(Cmd.identify(0, 10)).dataSegment(), IdentifyNamespace.NSZE));
+        assertEquals(0, io.submit(Cmd.read(10, 300, 1, 4096)).status(), "the new blocks are there");
+
+        // Identify Namespace revalidates too (as the kernel's does): a host that rescans sees a shrunk medium.
+        grows.sizeBytes = 3 << 19;
+        MemorySegment id = h.admin.submit(Cmd.identify(0, 10)).dataSegment();
+        assertEquals(384, Le.u64(id, IdentifyNamespace.NSZE));
+        assertEquals(384, Le.u64(id, IdentifyNamespace.NCAP));
+        assertEquals(10, Le.u32(h.admin.submit(Cmd.getLogPage(LogPages.LID_CHANGED_NAMESPACE_LIST, 0, 4096, 0,
+                false)).dataSegment(), 0), "recorded in the changed namespace list");
+        io.expect(Status.LBA_OUT_OF_RANGE, Cmd.read(10, 384, 1, 4096));
+        // Below one block is not adopted; an unknown NSID changes nothing.
+        grows.sizeBytes = 100;
+        assertFalse(subsystem.revalidateNamespace(10));
+        assertFalse(subsystem.revalidateNamespace(99));
+        grows.close();
     }
 
     @Test

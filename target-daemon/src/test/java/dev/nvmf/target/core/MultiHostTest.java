@@ -141,7 +141,7 @@ class MultiHostTest extends CoreFixture {
 
     private static final String SUB_A = "nqn.2024-01.dev.nvmf:only-a";
 
-    private MemorySegment discoveryLog(CapsuleHost d) {
+    static MemorySegment discoveryLog(CapsuleHost d) {
         // The Linux host reads the header, then the whole page, then the header again.
         Completion hdr = d.admin.submit(Cmd.getLogPage(0x70, 0, 1024, 0, true));
         long numrec = Le.u64(hdr.dataSegment(), DiscoveryLog.NUMREC);
@@ -152,7 +152,7 @@ class MultiHostTest extends CoreFixture {
         return all.dataSegment();
     }
 
-    private static List<String> entries(MemorySegment log) {
+    static List<String> entries(MemorySegment log) {
         List<String> list = new ArrayList<>();
         long n = Le.u64(log, DiscoveryLog.NUMREC);
         for (int i = 0; i < n; i++) {
@@ -172,27 +172,37 @@ class MultiHostTest extends CoreFixture {
     }
 
     @Test
-    void discoveryLogIsFilteredPerHost() {
+    void discoveryLogIsFilteredPerHostAndPortLocal() {
         target.addPort(Port.rdma(2, DiscoveryLog.ADRFAM_IPV4, "10.0.0.2", "4421"));
         target.exposeSubsystem(2, SUBNQN);
         Subsystem onlyA = target.addSubsystem(SubsystemConfig.of(SUB_A, "SNA"));
         onlyA.allowHost(HOST1);
         target.exposeSubsystem(1, SUB_A);
-        target.addReferral(new Referral(9, DiscoveryLog.TRTYPE_RDMA, DiscoveryLog.ADRFAM_IPV4, "10.9.9.9", "4420"));
+        // Port 1 again (same id: replaced), now with a referral of its own.
+        target.addPort(new Port(1, DiscoveryLog.TRTYPE_RDMA, DiscoveryLog.ADRFAM_IPV4, "192.168.10.1", "4420", 8192,
+                1024, List.of(new Referral(9, DiscoveryLog.TRTYPE_RDMA, DiscoveryLog.ADRFAM_IPV4, "10.9.9.9", "4420")),
+                false));
 
+        // Port 1's entries only (the kernel target's discovery.c lists req->port's): port 2's are not there.
         List<String> forA = entries(discoveryLog(discoveryHost(HOST1)));
         assertEquals(List.of(
                 "3 1 " + DiscoveryLog.DISCOVERY_NQN + " 192.168.10.1:4420",
                 "2 1 " + SUBNQN + " 192.168.10.1:4420",
                 "2 1 " + SUB_A + " 192.168.10.1:4420",
-                "2 2 " + SUBNQN + " 10.0.0.2:4421",
                 "1 9 " + DiscoveryLog.DISCOVERY_NQN + " 10.9.9.9:4420"), forA);
         List<String> forB = entries(discoveryLog(discoveryHost(HOST2)));
         assertEquals(List.of(
                 "3 1 " + DiscoveryLog.DISCOVERY_NQN + " 192.168.10.1:4420",
                 "2 1 " + SUBNQN + " 192.168.10.1:4420",
-                "2 2 " + SUBNQN + " 10.0.0.2:4421",
                 "1 9 " + DiscoveryLog.DISCOVERY_NQN + " 10.9.9.9:4420"), forB);
+        // Through port 2: its own entries, and no referral (port 1's).
+        CapsuleHost viaPort2 = host(HOST2);
+        viaPort2.portId = 2;
+        assertEquals(0, viaPort2.connectAdmin(DiscoveryLog.DISCOVERY_NQN, 0).status());
+        viaPort2.admin.submit(Cmd.propertySet(Properties.CC, CapsuleHost.CC_ENABLE));
+        assertEquals(List.of(
+                "3 2 " + DiscoveryLog.DISCOVERY_NQN + " 10.0.0.2:4421",
+                "2 2 " + SUBNQN + " 10.0.0.2:4421"), entries(discoveryLog(viaPort2)));
     }
 
     @Test
@@ -205,7 +215,7 @@ class MultiHostTest extends CoreFixture {
         assertEquals(DiscoveryLog.ADRFAM_IPV4, Le.u8(e, DiscoveryLog.ADRFAM));
         assertEquals(DiscoveryLog.SUBTYPE_NVM, Le.u8(e, DiscoveryLog.SUBTYPE));
         assertEquals(0xFFFF, Le.u16(e, DiscoveryLog.CNTLID));
-        assertEquals(32, Le.u16(e, DiscoveryLog.ASQSZ));
+        assertEquals(32, Le.u16(e, DiscoveryLog.ASQSZ), "the admin queue depth");
         assertEquals('4', (char) Le.u8(e, DiscoveryLog.TRSVCID));
         assertEquals(' ', (char) Le.u8(e, DiscoveryLog.TRSVCID + 4), "space padded");
         assertEquals(1, Le.u8(e, DiscoveryLog.TSAS_RDMA_QPTYPE));

@@ -17,11 +17,23 @@ final class ScriptedBackend implements BlockBackend {
     volatile boolean lastFua;
     volatile int failNext;
     volatile boolean deferred;
+    volatile int flushes;
+    volatile int writeZeroes;
+    volatile int revalidations;
+    volatile boolean lastMayDeallocate;
+    /** What the medium claims (Identify Namespace DLFEAT, NPWG ...). */
+    volatile boolean deallocatedReadsZeroes = true;
+    volatile int physicalBlockSize;
+    volatile int optimalIoSize;
+    volatile int deallocateGranularity;
+    /** The capacity the medium reports; starts as the RAM's. */
+    volatile long sizeBytes;
     final List<Runnable> held = new ArrayList<>();
     final List<long[]> deallocated = new ArrayList<>();
 
     ScriptedBackend(long size) {
         this.ram = new RamBackend(size);
+        this.sizeBytes = size;
     }
 
     private boolean intercept(Object attachment, BackendCallback cb) {
@@ -44,7 +56,7 @@ final class ScriptedBackend implements BlockBackend {
         }
     }
 
-    @Override public long sizeBytes() { return ram.sizeBytes(); }
+    @Override public long sizeBytes() { return sizeBytes; }
     @Override public boolean readOnly() { return false; }
     @Override public String describe() { return "scripted"; }
 
@@ -65,6 +77,7 @@ final class ScriptedBackend implements BlockBackend {
 
     @Override
     public void flush(Object a, BackendCallback cb) {
+        flushes++;
         if (!intercept(a, cb)) {
             done(() -> ram.flush(a, cb));
         }
@@ -72,9 +85,27 @@ final class ScriptedBackend implements BlockBackend {
 
     @Override
     public void writeZeroes(long offset, long length, Object a, BackendCallback cb) {
+        writeZeroes(offset, length, false, a, cb);
+    }
+
+    @Override
+    public void writeZeroes(long offset, long length, boolean mayDeallocate, Object a, BackendCallback cb) {
+        lastMayDeallocate = mayDeallocate;
+        writeZeroes++;
         if (!intercept(a, cb)) {
             done(() -> ram.writeZeroes(offset, length, a, cb));
         }
+    }
+
+    @Override public boolean deallocatedReadsZeroes() { return deallocatedReadsZeroes; }
+    @Override public int physicalBlockSize() { return physicalBlockSize; }
+    @Override public int optimalIoSize() { return optimalIoSize; }
+    @Override public int deallocateGranularity() { return deallocateGranularity; }
+
+    @Override
+    public long revalidateSize() {
+        revalidations++;
+        return sizeBytes();
     }
 
     @Override

@@ -208,7 +208,8 @@ class DaemonRuntimeTest {
         TargetConfig after = load(yaml(NS1, ""));
         runtime.apply(ConfigDiff.between(before, after), after);
         assertArrayEquals(new int[] {1}, c[0].activeNamespaces());
-        assertEquals(Status.describe(Status.INVALID_NAMESPACE),
+        // With the More bit: the failure is in the controller's error log.
+        assertEquals(Status.describe(Status.INVALID_NAMESPACE | Status.MORE),
                 Status.describe(c[1].write(2, 0, pattern(512, 1), 512)));
         assertWriteRead(c[1], 1, 0, 6);
         assertTrue(metrics.scrape().contains("nsid=\"1\""));

@@ -112,8 +112,8 @@ class LimitsAgreementTest {
                 Limits.IO_QPAIRS_PER_CTRLR.text(), (k, v) -> k.transport.put("max_io_qpairs_per_ctrlr", v),
                 List.of("1", "65534"), List.of("0", "65535")));
         b.add(new Bound("transport.max_io_size", "max_io_size", Limits.MAX_IO_SIZE.text(),
-                (k, v) -> k.transport.put("max_io_size", v), List.of("8KiB", "16MiB"),
-                List.of("4KiB", "32MiB", "24KiB")));
+                (k, v) -> k.transport.put("max_io_size", v), List.of("8KiB", "8MiB"),
+                List.of("4KiB", "16MiB", "24KiB")));
         b.add(new Bound("transport.in_capsule_data_size", "in_capsule_data_size", Limits.IN_CAPSULE_DATA_SIZE.text(),
                 (k, v) -> k.transport.put("in_capsule_data_size", v), List.of("0", "1MiB", "16"),
                 List.of("1048592", "8")));

@@ -212,7 +212,7 @@ class RbdNamespaceDaemonTest {
         assertArrayEquals(new byte[4096], java.util.Arrays.copyOfRange(read(io, 2048, 8192), 0, 4096));
         // The last block of the image and one past it.
         assertEquals(0, io.write(1, 64 * MiB / 512 - 1, DaemonRuntimeTest.pattern(512, 9), 512));
-        assertEquals(Status.describe(Status.LBA_OUT_OF_RANGE),
+        assertEquals(Status.describe(Status.LBA_OUT_OF_RANGE | Status.MORE),
                 Status.describe(io.write(1, 64 * MiB / 512, DaemonRuntimeTest.pattern(512, 9), 512)));
 
         // Another client grows the image: the host hears of it without asking.
@@ -236,7 +236,7 @@ class RbdNamespaceDaemonTest {
         assertEquals(0, admin.awaitResponse(aer2, Duration.ofSeconds(60)).status());
         assertEquals(32 * MiB / 512, admin.namespaceSize(1));
         Object[] r = io.read(1, 32 * MiB / 512, 512, 512);
-        assertEquals(Status.describe(Status.LBA_OUT_OF_RANGE), Status.describe((int) r[0]));
+        assertEquals(Status.describe(Status.LBA_OUT_OF_RANGE | Status.MORE), Status.describe((int) r[0]));
         assertArrayEquals(java.util.Arrays.copyOfRange(data, 4096, 8192),
                 java.util.Arrays.copyOfRange(read(io, 2048, 8192), 4096, 8192), "the data below the new end stays");
         assertEquals(1, runtime.target().subsystem(SUB).controllers().size(), "the controller stayed connected");
@@ -290,7 +290,7 @@ class RbdNamespaceDaemonTest {
         assertNotSame(first, second, "a credentials change reopens the namespace");
         assertTrue(second.readOnly());
         assertArrayEquals(data, read(c[1], 0, 4096), "the same image, read by the other user");
-        assertEquals(Status.describe(Status.NAMESPACE_WRITE_PROTECTED),
+        assertEquals(Status.describe(Status.NAMESPACE_WRITE_PROTECTED | Status.MORE),
                 Status.describe(c[1].write(1, 0, data, 512)));
         NvmeHost.await(() -> {
             CompletableFuture<Integer> rc = new CompletableFuture<>();

@@ -261,6 +261,28 @@ public final class BenchHost implements AutoCloseable {
         return send(slot, 0);
     }
 
+    /**
+     * Any other command: opcode, NSID, CDW10 and CDW11, and if {@code bytes > 0} the slot's host buffer by keyed SGL
+     * (the target RDMA WRITEs what the command returns there: Identify, Get Log Page). Flush, Keep Alive, Set
+     * Features or an Asynchronous Event Request carry no data.
+     */
+    public int command(int slot, int opcode, int nsid, int cdw10, int cdw11, int bytes) {
+        MemorySegment c = capsule(slot, opcode, nsid);
+        Le.u32(c, 40, cdw10);
+        Le.u32(c, 44, cdw11);
+        if (bytes > 0) keyed(c, data(slot).address(), bytes);
+        return send(slot, 0);
+    }
+
+    /** Fabrics Property Get of {@code offset}, 8 bytes wide or 4; the value comes back in the response. */
+    public int propertyGet(int slot, int offset, boolean eightBytes) {
+        MemorySegment c = capsule(slot, Opcodes.FABRICS, 0);
+        Le.u8(c, FabricsCommand.FCTYPE, Opcodes.FCTYPE_PROPERTY_GET);
+        Le.u8(c, FabricsCommand.PROPERTY_ATTRIB, eightBytes ? 1 : 0);
+        Le.u32(c, FabricsCommand.PROPERTY_OFFSET, offset);
+        return send(slot, 0);
+    }
+
     private int send(int slot, int inCapsuleBytes) {
         MemorySegment c = capsules.asSlice(slot * (long) (SQE + dataBytes), SQE + inCapsuleBytes);
         sendSge.set(c.address(), SQE + inCapsuleBytes, mr.lkey());

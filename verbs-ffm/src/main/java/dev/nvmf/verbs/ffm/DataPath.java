@@ -38,6 +38,9 @@ final class DataPath {
     static final MethodHandle POST_RECV = LINKER.downcallHandle(
             FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, ADDRESS));
 
+    /** All of the address space, to follow the native next pointers of a work-request chain. */
+    static final MemorySegment MEMORY = MemorySegment.NULL.reinterpret(Long.MAX_VALUE);
+
     private DataPath() {}
 
     /** Reads a function pointer from the context's ops table. */

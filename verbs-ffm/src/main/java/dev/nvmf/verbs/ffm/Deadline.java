@@ -29,6 +29,8 @@ final class Deadline {
             if (leftNanos <= 0) return false;
             wait = Math.max(1, (leftNanos + 999_999) / 1_000_000);
         }
-        return waiter.await(wait) != FdWaiter.Result.WOKEN;
+        FdWaiter.Result r = waiter.await(wait);
+        if (r == FdWaiter.Result.FAILED) throw Rdma.failure("poll", waiter.errno());
+        return r != FdWaiter.Result.WOKEN;
     }
 }

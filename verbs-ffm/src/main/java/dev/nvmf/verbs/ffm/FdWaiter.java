@@ -1,12 +1,9 @@
 package dev.nvmf.verbs.ffm;
 
-import dev.nvmf.verbs.VerbsException;
-
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 
 import static java.lang.foreign.ValueLayout.JAVA_INT;
-import static java.lang.foreign.ValueLayout.JAVA_LONG;
 import static java.lang.foreign.ValueLayout.JAVA_SHORT;
 
 /**
@@ -15,42 +12,30 @@ import static java.lang.foreign.ValueLayout.JAVA_SHORT;
  * One thread awaits at a time (the owner of the channel).
  */
 final class FdWaiter implements AutoCloseable {
-    enum Result { READY, WOKEN, TIMEOUT }
+    /** FAILED: poll(2) itself failed; {@link #errno()} says why. */
+    enum Result { READY, WOKEN, TIMEOUT, FAILED }
 
     private final Arena arena = Arena.ofShared();
     private final MemorySegment fds;
     private final MemorySegment capture;
-    private final MemorySegment wakeCapture;
-    private final MemorySegment counter;
-    private final MemorySegment wakeValue;
     private final int fd;
-    private final int eventFd;
+    private final EventFd wake;
     private volatile boolean closed;
+    private int errno;
 
     FdWaiter(int fd, String what) {
         this.fd = fd;
         this.fds = arena.allocate((long) NativeLayout.POLLFD_SIZE * 2, 8);
         this.capture = Libc.allocateCapture(arena);
-        this.wakeCapture = Libc.allocateCapture(arena);
-        this.counter = arena.allocate(8, 8);
-        this.wakeValue = arena.allocate(8, 8);
-        wakeValue.set(JAVA_LONG, 0, 1L);
-        int efd;
         try {
-            efd = (int) Libc.EVENTFD.invokeExact(capture, 0, NativeLayout.EFD_NONBLOCK | NativeLayout.EFD_CLOEXEC);
-        } catch (Throwable t) {
+            this.wake = new EventFd(what);
+        } catch (RuntimeException e) {
             arena.close();
-            throw new IllegalStateException(t);
+            throw e;
         }
-        if (efd < 0) {
-            int errno = Libc.errno(capture);
-            arena.close();
-            throw Rdma.failure("eventfd for " + what, errno);
-        }
-        this.eventFd = efd;
         fds.set(JAVA_INT, NativeLayout.POLLFD_FD, fd);
         fds.set(JAVA_SHORT, NativeLayout.POLLFD_EVENTS, (short) NativeLayout.POLLIN);
-        fds.set(JAVA_INT, NativeLayout.POLLFD_SIZE + NativeLayout.POLLFD_FD, eventFd);
+        fds.set(JAVA_INT, NativeLayout.POLLFD_SIZE + NativeLayout.POLLFD_FD, wake.fd());
         fds.set(JAVA_SHORT, NativeLayout.POLLFD_SIZE + NativeLayout.POLLFD_EVENTS, (short) NativeLayout.POLLIN);
     }
 
@@ -71,39 +56,32 @@ final class FdWaiter implements AutoCloseable {
             throw new IllegalStateException(t);
         }
         if (rc < 0) {
-            int errno = Libc.errno(capture);
-            if (errno == NativeLayout.EINTR) return Result.TIMEOUT;
-            throw new VerbsException("poll", errno, Libc.strerror(errno));
+            int e = Libc.errno(capture);
+            if (e == NativeLayout.EINTR) return Result.TIMEOUT;
+            errno = e;
+            return Result.FAILED;
         }
         if (rc == 0) return Result.TIMEOUT;
         if (fds.get(JAVA_SHORT, NativeLayout.POLLFD_SIZE + NativeLayout.POLLFD_REVENTS) != 0) {
-            try {
-                long ignored = (long) Libc.READ.invokeExact(capture, eventFd, counter, 8L);
-            } catch (Throwable t) {
-                throw new IllegalStateException(t);
-            }
+            wake.clear();
             return Result.WOKEN;
         }
         return fds.get(JAVA_SHORT, NativeLayout.POLLFD_REVENTS) != 0 ? Result.READY : Result.TIMEOUT;
     }
 
+    /** Why the last {@link #await} returned FAILED. */
+    int errno() { return errno; }
+
     /** Makes the current or next {@link #await} return WOKEN. Any thread. */
     void wakeup() {
-        if (closed) return;
-        try {
-            synchronized (wakeCapture) {
-                long ignored = (long) Libc.WRITE.invokeExact(wakeCapture, eventFd, wakeValue, 8L);
-            }
-        } catch (Throwable t) {
-            throw new IllegalStateException(t);
-        }
+        if (!closed) wake.signal();
     }
 
     @Override
     public void close() {
         if (closed) return;
         closed = true;
-        Libc.close(eventFd);
+        wake.close();
         arena.close();
     }
 }

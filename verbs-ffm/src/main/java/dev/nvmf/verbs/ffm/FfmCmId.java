@@ -24,12 +24,15 @@ final class FfmCmId implements CmId {
     private final MemorySegment id;
     private volatile Object context;
     private volatile FfmQueuePair queuePair;
+    private volatile FfmDevice device;
+    private final long createdAt;
     private boolean closed;
 
     FfmCmId(FfmEventChannel channel, MemorySegment id, Object context) {
         this.channel = channel;
         this.id = id.reinterpret(NativeLayout.RDMA_CM_ID_SIZE);
         this.context = context;
+        this.createdAt = channel.provider().nextSequence();
     }
 
     long address() { return id.address(); }
@@ -42,9 +45,15 @@ final class FfmCmId implements CmId {
     @Override
     public void context(Object context) { this.context = context; }
 
+    /** The id's device, resolved once it is bound (an id never changes device: the same object for its life). */
     @Override
     public Device device() {
-        return channel.provider().deviceFor(id.get(ADDRESS, NativeLayout.RDMA_CM_ID_VERBS).address());
+        FfmDevice d = device;
+        if (d == null) {
+            d = channel.provider().deviceFor(id.get(ADDRESS, NativeLayout.RDMA_CM_ID_VERBS).address(), createdAt);
+            device = d;
+        }
+        return d;
     }
 
     @Override
@@ -155,6 +164,7 @@ final class FfmCmId implements CmId {
     public synchronized void destroyQueuePair() {
         if (queuePair == null) return;
         rdma().run("rdma_destroy_qp", id);
+        queuePair.release();
         queuePair = null;
     }
 

@@ -29,6 +29,7 @@ final class FfmCompletionChannel implements CompletionChannel {
     private final MethodHandle getCqEvent;
     private final MethodHandle ackCqEvents;
     private volatile FfmCompletionQueue[] queues = new FfmCompletionQueue[0];
+    private FfmCompletionQueue eventQueue;
     private boolean closed;
 
     FfmCompletionChannel(FfmDevice device, MemorySegment channel) {
@@ -60,7 +61,22 @@ final class FfmCompletionChannel implements CompletionChannel {
     public int fd() { return fd; }
 
     @Override
+    public int readinessFd() { return fd; }
+
+    @Override
     public CompletionQueue awaitEvent(long timeoutMillis) {
+        int rc = nextEvent(timeoutMillis);
+        if (rc == EVENT) return eventQueue;
+        if (rc < 0) throw Rdma.failure("ibv_get_cq_event", -rc);
+        return null;
+    }
+
+    /**
+     * ibv_get_cq_event on the non-blocking fd; EAGAIN means "nothing yet": wait for the fd (or a wakeup) and try
+     * again. Any other failure (the device was removed or died: the kernel fails the read) is returned as -errno.
+     */
+    @Override
+    public int nextEvent(long timeoutMillis) {
         long deadline = timeoutMillis > 0 ? System.nanoTime() + timeoutMillis * 1_000_000L : 0;
         while (true) {
             int rc;
@@ -71,19 +87,19 @@ final class FfmCompletionChannel implements CompletionChannel {
             }
             if (rc == 0) break;
             int errno = Libc.errno(capture);
-            if (errno != NativeLayout.EAGAIN && errno != NativeLayout.EINTR) {
-                throw Rdma.failure("ibv_get_cq_event", errno);
-            }
+            if (errno != NativeLayout.EAGAIN && errno != NativeLayout.EINTR) return -(errno == 0 ? NativeLayout.EIO : errno);
             long wait;
-            if (timeoutMillis == 0) return null;
+            if (timeoutMillis == 0) return 0;
             if (timeoutMillis < 0) {
                 wait = -1;
             } else {
                 long left = deadline - System.nanoTime();
-                if (left <= 0) return null;
+                if (left <= 0) return 0;
                 wait = Math.max(1, (left + 999_999) / 1_000_000);
             }
-            if (waiter.await(wait) == FdWaiter.Result.WOKEN) return null;
+            FdWaiter.Result r = waiter.await(wait);
+            if (r == FdWaiter.Result.WOKEN) return 0;
+            if (r == FdWaiter.Result.FAILED) return -waiter.errno();
         }
         MemorySegment cq = cqOut.get(ADDRESS, 0);
         try {
@@ -94,10 +110,16 @@ final class FfmCompletionChannel implements CompletionChannel {
         long address = cq.address();
         FfmCompletionQueue[] q = queues;
         for (int i = 0; i < q.length; i++) {
-            if (q[i].address() == address) return q[i];
+            if (q[i].address() == address) {
+                eventQueue = q[i];
+                return EVENT;
+            }
         }
         throw new IllegalStateException("event for a CQ not created on this channel: 0x" + Long.toHexString(address));
     }
+
+    @Override
+    public CompletionQueue eventQueue() { return eventQueue; }
 
     @Override
     public void wakeup() { waiter.wakeup(); }

@@ -63,5 +63,6 @@ final class FfmCompletionQueue implements CompletionQueue {
         device.rdma().check("ibv_destroy_cq", cq);
         closed = true;
         if (channel != null) channel.unregister(this);
+        device.forget(this);
     }
 }

@@ -23,6 +23,11 @@ final class FfmDevice implements Device {
     private FdWaiter asyncWaiter;
     private MemorySegment asyncEvent;
     private volatile boolean closed;
+    /** The CQs created on this context, by native address: CQ_ERR names its CQ by pointer. */
+    private final java.util.concurrent.ConcurrentHashMap<Long, FfmCompletionQueue> cqs =
+            new java.util.concurrent.ConcurrentHashMap<>();
+    /** Set when the CM reported DEVICE_REMOVAL for an id on this context (see FfmProvider.deviceFor). */
+    private volatile long removedAt = -1;
 
     FfmDevice(FfmProvider provider, MemorySegment context, String name, boolean owned) {
         this.provider = provider;
@@ -62,22 +67,29 @@ final class FfmDevice implements Device {
                 ch == null ? MemorySegment.NULL : ch.channel(), 0);
         FfmCompletionQueue queue = new FfmCompletionQueue(this, cq, ch);
         if (ch != null) ch.register(queue);
+        cqs.put(queue.address(), queue);
         return queue;
     }
 
+    void forget(FfmCompletionQueue cq) { cqs.remove(cq.address(), cq); }
+
+    /** Marks the context as removed by the CM at provider sequence {@code sequence} (first mark wins). */
+    void removed(long sequence) {
+        if (removedAt < 0) removedAt = sequence;
+    }
+
+    /** The provider sequence at which the CM reported the device removed, or -1. */
+    long removedAt() { return removedAt; }
+
     /**
      * Reads the next event from the context's async_fd (made non-blocking once), copies it and acknowledges it
-     * before returning. QP events report the QP number, read while the event still pins the QP.
+     * before returning. What the event is about is read while the event still pins it (ibv_get_async_event(3)):
+     * the QP number for QP events, the port number for port events, the CQ (one of this context's) for CQ_ERR.
      */
     @Override
     public AsyncEvent pollAsyncEvent(long timeoutMillis) {
         synchronized (asyncLock) {
-            if (asyncWaiter == null) {
-                int fd = context.get(JAVA_INT, NativeLayout.IBV_CONTEXT_ASYNC_FD);
-                Libc.setNonBlocking(fd, name + " async_fd");
-                asyncWaiter = new FdWaiter(fd, name + " async_fd");
-                asyncEvent = Arena.ofAuto().allocate(NativeLayout.IBV_ASYNC_EVENT_SIZE, 8);
-            }
+            prepareAsync();
             Deadline deadline = new Deadline(timeoutMillis);
             while (true) {
                 Rdma.Outcome o = rdma().invoke("ibv_get_async_event", context, asyncEvent);
@@ -88,24 +100,50 @@ final class FfmDevice implements Device {
                 }
                 if (!deadline.await(asyncWaiter)) return null;
             }
-            int type = asyncEvent.get(JAVA_INT, NativeLayout.IBV_ASYNC_EVENT_EVENT_TYPE);
-            int qpNum = -1;
-            if (isQpEvent(type)) {
-                MemorySegment qp = asyncEvent.get(ADDRESS, NativeLayout.IBV_ASYNC_EVENT_ELEMENT);
-                if (!qp.equals(MemorySegment.NULL)) {
-                    qpNum = qp.reinterpret(NativeLayout.IBV_QP_SIZE).get(JAVA_INT, NativeLayout.IBV_QP_QP_NUM);
-                }
-            }
+            AsyncEvent event = copy(asyncEvent);
             rdma().run("ibv_ack_async_event", asyncEvent);
-            return new AsyncEvent(AsyncEvent.Type.of(type), qpNum);
+            return event;
         }
     }
 
-    private static boolean isQpEvent(int type) {
-        return type == NativeLayout.IBV_EVENT_QP_FATAL || type == NativeLayout.IBV_EVENT_QP_REQ_ERR
-                || type == NativeLayout.IBV_EVENT_QP_ACCESS_ERR || type == NativeLayout.IBV_EVENT_COMM_EST
-                || type == NativeLayout.IBV_EVENT_SQ_DRAINED || type == NativeLayout.IBV_EVENT_PATH_MIG
-                || type == NativeLayout.IBV_EVENT_PATH_MIG_ERR || type == NativeLayout.IBV_EVENT_QP_LAST_WQE_REACHED;
+    private AsyncEvent copy(MemorySegment e) {
+        AsyncEvent.Type type = AsyncEvent.Type.of(e.get(JAVA_INT, NativeLayout.IBV_ASYNC_EVENT_EVENT_TYPE));
+        switch (type.affiliation()) {
+            case QP -> {
+                MemorySegment qp = e.get(ADDRESS, NativeLayout.IBV_ASYNC_EVENT_ELEMENT);
+                int qpNum = qp.equals(MemorySegment.NULL) ? -1
+                        : qp.reinterpret(NativeLayout.IBV_QP_SIZE).get(JAVA_INT, NativeLayout.IBV_QP_QP_NUM);
+                return new AsyncEvent(type, qpNum);
+            }
+            case CQ -> {
+                long cq = e.get(ADDRESS, NativeLayout.IBV_ASYNC_EVENT_ELEMENT_CQ).address();
+                return AsyncEvent.ofCompletionQueue(type, cqs.get(cq));
+            }
+            case PORT -> {
+                return AsyncEvent.ofPort(type, e.get(JAVA_INT, NativeLayout.IBV_ASYNC_EVENT_ELEMENT_PORT_NUM));
+            }
+            default -> {
+                return AsyncEvent.ofDevice(type);
+            }
+        }
+    }
+
+    /** The context's async_fd (made non-blocking): readable while asynchronous events are queued. */
+    @Override
+    public int readinessFd() {
+        synchronized (asyncLock) {
+            prepareAsync();
+            return asyncWaiter.fd();
+        }
+    }
+
+    private void prepareAsync() {
+        if (asyncWaiter == null) {
+            int fd = context.get(JAVA_INT, NativeLayout.IBV_CONTEXT_ASYNC_FD);
+            Libc.setNonBlocking(fd, name + " async_fd");
+            asyncWaiter = new FdWaiter(fd, name + " async_fd");
+            asyncEvent = Arena.ofAuto().allocate(NativeLayout.IBV_ASYNC_EVENT_SIZE, 8);
+        }
     }
 
     @Override

@@ -93,6 +93,12 @@ final class FfmEventChannel implements CmEventChannel {
         } else {
             id = ids.computeIfAbsent(idAddress, a -> new FfmCmId(this, MemorySegment.ofAddress(a), null));
         }
+        if (type == CmEventType.DEVICE_REMOVAL && id.device() instanceof FfmDevice d) {
+            // The consumer must now destroy everything on the device; ids created from here on belong to whatever
+            // device comes back, never to this one.
+            d.removed(provider.nextSequence());
+            provider.removalReported();
+        }
         ConnectionParameters parameters = switch (type) {
             case CONNECT_REQUEST, CONNECT_RESPONSE, ESTABLISHED, REJECTED -> connectionParameters(event);
             default -> null;
@@ -125,6 +131,10 @@ final class FfmEventChannel implements CmEventChannel {
 
     @Override
     public int fd() { return fd; }
+
+    /** The channel's own fd: the kernel makes it readable while CM events are queued. */
+    @Override
+    public int readinessFd() { return fd; }
 
     /** Destroys the channel; every id on it must have been closed (librdmacm requires it). */
     @Override

@@ -3,6 +3,7 @@ package dev.nvmf.verbs.ffm;
 import dev.nvmf.verbs.CmEventChannel;
 import dev.nvmf.verbs.Device;
 import dev.nvmf.verbs.DeviceInfo;
+import dev.nvmf.verbs.EventWaiter;
 import dev.nvmf.verbs.RdmaProvider;
 import dev.nvmf.verbs.VerbsException;
 
@@ -23,6 +24,8 @@ import static java.lang.foreign.ValueLayout.JAVA_INT;
 public final class FfmProvider implements RdmaProvider {
     /** One Device per native ibv_context, so callers can key per-device resources by object. */
     private final ConcurrentHashMap<Long, FfmDevice> devices = new ConcurrentHashMap<>();
+    /** Orders CM id creations and device removals (see {@link #deviceFor}). */
+    private final java.util.concurrent.atomic.AtomicLong sequence = new java.util.concurrent.atomic.AtomicLong();
 
     public FfmProvider() {}
 
@@ -34,10 +37,18 @@ public final class FfmProvider implements RdmaProvider {
     /**
      * Lists devices with their attributes. No devices (no RDMA in the kernel, no provider library, no
      * uverbs) is an empty list: ibv_get_device_list then returns NULL or an empty array.
+     *
+     * <p>Once the CM has reported a device removed, this also lets librdmacm let go of it. librdmacm keeps its own
+     * context of every device it used open, even after the last CM id on it is destroyed, until it rescans the
+     * device list and finds the device gone (librdmacm cma.c, sync_devices_list, reached from rdma_get_devices). On
+     * a driver without disassociate (rxe) the kernel's removal waits for that context, so a removed device
+     * finishes leaving (and can come back) only after a listing made once everything on it was destroyed: a
+     * consumer waiting for the device to return calls this periodically anyway.
      */
     @Override
     public List<DeviceInfo> listDevices() {
         Rdma rdma = rdma();
+        if (removalSeen) releaseDepartedDevices(rdma);
         List<DeviceInfo> out = new ArrayList<>();
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment num = arena.allocate(JAVA_INT);
@@ -91,10 +102,31 @@ public final class FfmProvider implements RdmaProvider {
                 + ")");
     }
 
-    /** The Device for a context librdmacm opened (a CM id's {@code verbs}); created once per context. */
-    FfmDevice deviceFor(long context) {
+    long nextSequence() { return sequence.incrementAndGet(); }
+
+    /** Set once the CM reported a DEVICE_REMOVAL: from then on listDevices lets librdmacm rescan. */
+    private volatile boolean removalSeen;
+
+    void removalReported() { removalSeen = true; }
+
+    /** rdma_get_devices rescans the device list (closing librdmacm's contexts of departed, unused devices). */
+    private static void releaseDepartedDevices(Rdma rdma) {
+        Rdma.Outcome o = rdma.invoke("rdma_get_devices", MemorySegment.NULL);
+        if (o.value() != 0) rdma.run("rdma_free_devices", MemorySegment.ofAddress(o.value()));
+    }
+
+    /**
+     * The Device for a context librdmacm opened (a CM id's {@code verbs}); one object per context. A device the CM
+     * reported removed (DEVICE_REMOVAL) keeps its object for the ids that existed before the removal; an id created
+     * after it gets a new object even if librdmacm's new context for the returned device lies at the same
+     * address, so a consumer keying per-device resources by object never mixes the old device with the new one.
+     *
+     * @param idCreatedAt the {@link #nextSequence()} value of the asking id's creation
+     */
+    FfmDevice deviceFor(long context, long idCreatedAt) {
         if (context == 0) return null;
-        return devices.computeIfAbsent(context, c -> {
+        return devices.compute(context, (c, d) -> {
+            if (d != null && (d.removedAt() < 0 || idCreatedAt < d.removedAt())) return d;
             MemorySegment ctx = MemorySegment.ofAddress(c);
             MemorySegment dev = ctx.reinterpret(NativeLayout.IBV_CONTEXT_SIZE).get(ADDRESS, NativeLayout.IBV_CONTEXT_DEVICE);
             return new FfmDevice(this, ctx, DeviceQuery.deviceName(rdma(), dev), false);
@@ -108,6 +140,12 @@ public final class FfmProvider implements RdmaProvider {
     @Override
     public CmEventChannel createEventChannel() {
         return new FfmEventChannel(this);
+    }
+
+    /** An {@link EpollWaiter}: the channels' and devices' own fds in one epoll set. */
+    @Override
+    public EventWaiter createEventWaiter() {
+        return new EpollWaiter();
     }
 
     /** Closes the devices this provider opened by name; CM-owned contexts belong to librdmacm. */

@@ -11,10 +11,16 @@ import java.lang.foreign.MemorySegment;
 
 import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+import static java.lang.foreign.ValueLayout.JAVA_LONG_UNALIGNED;
 
 /**
  * An RC ibv_qp created by rdma_create_qp. post_send / post_recv go through the context's ops table, with the
  * function pointers read once here and the bad_wr out-pointers preallocated: posting allocates nothing.
+ *
+ * <p>bad_wr: the out-pointer is cleared before each post, so a provider that fails without setting it is told
+ * apart from one that names a request; after a failure the chain is walked from its first request to bad_wr
+ * (verbs.h: {@code *bad_wr} is the first request not posted) to count what was posted.
  */
 final class FfmQueuePair implements QueuePair {
     private final FfmDevice device;
@@ -23,9 +29,15 @@ final class FfmQueuePair implements QueuePair {
     private final QpCapabilities capabilities;
     private final MemorySegment postSend;
     private final MemorySegment postRecv;
-    /** GC-managed: the QP may be dropped without an explicit close, and a shared arena close is costly. */
+    /**
+     * The two bad_wr out-pointers. Freed when the QP is destroyed ({@link #release()}), not by the collector: a
+     * daemon whose I/O path allocates nothing may not collect for hours, and it creates and destroys QPs all the
+     * time.
+     */
+    private final Arena arena = Arena.ofShared();
     private final MemorySegment badSendWr;
     private final MemorySegment badRecvWr;
+    private int postedBeforeFailure;
 
     FfmQueuePair(FfmDevice device, MemorySegment qp, QpCapabilities capabilities) {
         this.device = device;
@@ -35,9 +47,13 @@ final class FfmQueuePair implements QueuePair {
         MemorySegment context = this.qp.get(ADDRESS, NativeLayout.IBV_QP_CONTEXT);
         this.postSend = DataPath.function(context, NativeLayout.IBV_CONTEXT_OPS_POST_SEND);
         this.postRecv = DataPath.function(context, NativeLayout.IBV_CONTEXT_OPS_POST_RECV);
-        Arena arena = Arena.ofAuto();
         this.badSendWr = arena.allocate(ADDRESS);
         this.badRecvWr = arena.allocate(ADDRESS);
+    }
+
+    /** Frees the QP's native helpers; called once the native QP is destroyed (nothing posts any more). */
+    void release() {
+        if (arena.scope().isAlive()) arena.close();
     }
 
     MemorySegment qp() { return qp; }
@@ -50,24 +66,51 @@ final class FfmQueuePair implements QueuePair {
 
     @Override
     public int postSend(SendWorkRequest first) {
+        badSendWr.set(JAVA_LONG, 0, 0L);
+        int rc;
         try {
-            return (int) DataPath.POST_SEND.invokeExact(postSend, qp, first.segment(), badSendWr);
+            rc = (int) DataPath.POST_SEND.invokeExact(postSend, qp, first.segment(), badSendWr);
         } catch (Throwable t) {
             throw new IllegalStateException(t);
         }
+        if (rc != 0) {
+            postedBeforeFailure = postedBefore(first.address(), badSendWr.get(JAVA_LONG, 0), SendWorkRequest.NEXT_OFFSET);
+        }
+        return rc;
     }
 
     @Override
     public int postRecv(RecvWorkRequest first) {
+        badRecvWr.set(JAVA_LONG, 0, 0L);
+        int rc;
         try {
-            return (int) DataPath.POST_RECV.invokeExact(postRecv, qp, first.segment(), badRecvWr);
+            rc = (int) DataPath.POST_RECV.invokeExact(postRecv, qp, first.segment(), badRecvWr);
         } catch (Throwable t) {
             throw new IllegalStateException(t);
         }
+        if (rc != 0) {
+            postedBeforeFailure = postedBefore(first.address(), badRecvWr.get(JAVA_LONG, 0), RecvWorkRequest.NEXT_OFFSET);
+        }
+        return rc;
     }
 
-    /** The address of the first request that was not posted after a failed post (0 if none). */
-    long badSendWrAddress() { return badSendWr.get(ADDRESS, 0).address(); }
+    @Override
+    public int postedBeforeFailure() { return postedBeforeFailure; }
+
+    /**
+     * How many requests of the chain starting at {@code first} (linked through the {@code next} pointer at
+     * {@code nextOffset}) come before {@code bad}; the whole chain's length when {@code bad} is 0 or not in it (the
+     * provider named no request: count everything as posted, see {@link QueuePair#postedBeforeFailure()}).
+     */
+    static int postedBefore(long first, long bad, long nextOffset) {
+        int n = 0;
+        long wr = first;
+        while (wr != 0 && wr != bad) {
+            n++;
+            wr = DataPath.MEMORY.get(JAVA_LONG_UNALIGNED, wr + nextOffset);
+        }
+        return n;
+    }
 
     @Override
     public void moveToError() {

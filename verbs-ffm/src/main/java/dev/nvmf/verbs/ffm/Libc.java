@@ -17,7 +17,7 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 /**
  * The product's one binding of the C library: the calls the RDMA provider needs (poll, eventfd, read, write, fcntl,
- * close, strerror) and those the file and block-device backends of {@code target-daemon} need (open, pread, pwrite,
+ * close, strerror, and epoll and timerfd for {@link EpollWaiter}) and those the file and block-device backends of {@code target-daemon} need (open, pread, pwrite,
  * pwritev2, fdatasync, fallocate, ftruncate, lseek, ioctl, statx), as FFM downcalls with errno captured.
  *
  * <p>Why here: {@code verbs-ffm} is the module that binds native libraries through {@code java.lang.foreign}, and it
@@ -63,6 +63,10 @@ public final class Libc {
     public static final long BLKZEROOUT = 0x127fL;
     /** linux/fs.h: _IO(0x12, 119), discard a range {start, length} (uint64_t[2]). */
     public static final long BLKDISCARD = 0x1277L;
+    /** linux/fs.h: _IO(0x12, 121), the optimal I/O size in bytes (unsigned int; 0 = not reported). */
+    public static final long BLKIOOPT = 0x1279L;
+    /** linux/fs.h: _IO(0x12, 124), do discarded blocks read back zeroes (unsigned int; 0 since Linux 4.12). */
+    public static final long BLKDISCARDZEROES = 0x127cL;
     /** linux/fs.h: _IO(0x12, 94), is the device read-only (int). */
     public static final long BLKROGET = 0x125eL;
 
@@ -94,6 +98,19 @@ public final class Libc {
     static final MethodHandle WRITE = handle("write", FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG));
     /** int eventfd(unsigned int initval, int flags). */
     static final MethodHandle EVENTFD = handle("eventfd", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT));
+    /** int epoll_create1(int flags). */
+    static final MethodHandle EPOLL_CREATE1 = handle("epoll_create1", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
+    /** int epoll_ctl(int epfd, int op, int fd, struct epoll_event *event). */
+    static final MethodHandle EPOLL_CTL = handle("epoll_ctl",
+            FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS));
+    /** int epoll_wait(int epfd, struct epoll_event *events, int maxevents, int timeout). */
+    static final MethodHandle EPOLL_WAIT = handle("epoll_wait",
+            FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT));
+    /** int timerfd_create(int clockid, int flags). */
+    static final MethodHandle TIMERFD_CREATE = handle("timerfd_create", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT));
+    /** int timerfd_settime(int fd, int flags, const struct itimerspec *new_value, struct itimerspec *old_value). */
+    static final MethodHandle TIMERFD_SETTIME = handle("timerfd_settime",
+            FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS));
     /** int close(int fd). */
     static final MethodHandle CLOSE = handle("close", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
     /** int fcntl(int fd, int cmd, ...): variadic, called with one int argument. */

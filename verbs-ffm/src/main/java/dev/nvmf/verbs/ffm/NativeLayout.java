@@ -94,6 +94,9 @@ public final class NativeLayout {
     @CExpr("sizeof(struct ibv_async_event)") public static final int IBV_ASYNC_EVENT_SIZE = 16;
     @CExpr("offsetof(struct ibv_async_event, element)") public static final int IBV_ASYNC_EVENT_ELEMENT = 0;
     @CExpr("offsetof(struct ibv_async_event, event_type)") public static final int IBV_ASYNC_EVENT_EVENT_TYPE = 8;
+    /** element.cq and element.port_num share the union at the start of the event. */
+    @CExpr("offsetof(struct ibv_async_event, element.cq)") public static final int IBV_ASYNC_EVENT_ELEMENT_CQ = 0;
+    @CExpr("offsetof(struct ibv_async_event, element.port_num)") public static final int IBV_ASYNC_EVENT_ELEMENT_PORT_NUM = 0;
 
     // ---- librdmacm ----
     @CExpr("sizeof(struct rdma_event_channel)") public static final int RDMA_EVENT_CHANNEL_SIZE = 4;
@@ -147,8 +150,29 @@ public final class NativeLayout {
     @CExpr("EFD_NONBLOCK") public static final int EFD_NONBLOCK = 2048;
     @CExpr("EFD_CLOEXEC") public static final int EFD_CLOEXEC = 524288;
     @CExpr("EAGAIN") public static final int EAGAIN = 11;
+    @CExpr("EEXIST") public static final int EEXIST = 17;
+    @CExpr("ENOENT") public static final int ENOENT = 2;
+    @CExpr("EBADF") public static final int EBADF = 9;
+
+    // ---- epoll and timerfd (EpollWaiter); struct epoll_event is packed on x86_64 ----
+    @CExpr("sizeof(struct epoll_event)") public static final int EPOLL_EVENT_SIZE = 12;
+    @CExpr("offsetof(struct epoll_event, events)") public static final int EPOLL_EVENT_EVENTS = 0;
+    @CExpr("offsetof(struct epoll_event, data)") public static final int EPOLL_EVENT_DATA = 4;
+    @CExpr("EPOLLIN") public static final int EPOLLIN = 1;
+    @CExpr("EPOLL_CTL_ADD") public static final int EPOLL_CTL_ADD = 1;
+    @CExpr("EPOLL_CTL_DEL") public static final int EPOLL_CTL_DEL = 2;
+    @CExpr("EPOLL_CLOEXEC") public static final int EPOLL_CLOEXEC = 524288;
+    @CExpr("CLOCK_MONOTONIC") public static final int CLOCK_MONOTONIC = 1;
+    @CExpr("TFD_NONBLOCK") public static final int TFD_NONBLOCK = 2048;
+    @CExpr("TFD_CLOEXEC") public static final int TFD_CLOEXEC = 524288;
+    @CExpr("sizeof(struct itimerspec)") public static final int ITIMERSPEC_SIZE = 32;
+    @CExpr("offsetof(struct itimerspec, it_interval)") public static final int ITIMERSPEC_INTERVAL = 0;
+    @CExpr("offsetof(struct itimerspec, it_value)") public static final int ITIMERSPEC_VALUE = 16;
+    @CExpr("offsetof(struct timespec, tv_sec)") public static final int TIMESPEC_SEC = 0;
+    @CExpr("offsetof(struct timespec, tv_nsec)") public static final int TIMESPEC_NSEC = 8;
     @CExpr("EINTR") public static final int EINTR = 4;
     @CExpr("ENODEV") public static final int ENODEV = 19;
+    @CExpr("EIO") public static final int EIO = 5;
 
     // ---- enum values ----
     @CExpr("IBV_QPT_RC") public static final int IBV_QPT_RC = 2;

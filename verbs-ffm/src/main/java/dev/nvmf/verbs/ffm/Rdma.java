@@ -82,6 +82,8 @@ final class Rdma {
         bind(cm, "rdma_notify", JAVA_INT, ADDRESS, JAVA_INT);
         bind(cm, "rdma_get_cm_event", JAVA_INT, ADDRESS, ADDRESS);
         bind(cm, "rdma_ack_cm_event", JAVA_INT, ADDRESS);
+        bind(cm, "rdma_get_devices", ADDRESS, ADDRESS);
+        bind(cm, "rdma_free_devices", null, ADDRESS);
     }
 
     /** The loaded bindings; loads the libraries on first use. */

@@ -1,6 +1,8 @@
 package dev.nvmf.verbs.ffm;
 
 import dev.nvmf.verbs.DeviceInfo;
+import dev.nvmf.verbs.RecvWorkRequest;
+import dev.nvmf.verbs.SendWorkRequest;
 import dev.nvmf.verbs.VerbsException;
 import org.junit.jupiter.api.Test;
 
@@ -120,6 +122,30 @@ class FfmProviderTest {
             } finally {
                 Libc.close(efd);
             }
+        }
+    }
+
+    @Test
+    void badWrIsTurnedIntoTheNumberOfRequestsPostedBeforeIt() {
+        try (Arena arena = Arena.ofConfined()) {
+            SendWorkRequest a = SendWorkRequest.allocate(arena);
+            SendWorkRequest b = SendWorkRequest.allocate(arena);
+            SendWorkRequest c = SendWorkRequest.allocate(arena);
+            a.next(b);
+            b.next(c);
+            c.next(null);
+            long next = SendWorkRequest.NEXT_OFFSET;
+            assertEquals(0, FfmQueuePair.postedBefore(a.address(), a.address(), next), "bad_wr = the first");
+            assertEquals(1, FfmQueuePair.postedBefore(a.address(), b.address(), next));
+            assertEquals(2, FfmQueuePair.postedBefore(a.address(), c.address(), next));
+            assertEquals(3, FfmQueuePair.postedBefore(a.address(), 0, next), "no bad_wr reported: all count as posted");
+            SendWorkRequest stranger = SendWorkRequest.allocate(arena);
+            assertEquals(3, FfmQueuePair.postedBefore(a.address(), stranger.address(), next));
+            RecvWorkRequest r1 = RecvWorkRequest.allocate(arena);
+            RecvWorkRequest r2 = RecvWorkRequest.allocate(arena);
+            r1.next(r2);
+            r2.next(null);
+            assertEquals(1, FfmQueuePair.postedBefore(r1.address(), r2.address(), RecvWorkRequest.NEXT_OFFSET));
         }
     }
 

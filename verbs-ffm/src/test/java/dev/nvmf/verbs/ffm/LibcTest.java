@@ -46,6 +46,8 @@ class LibcTest {
         C.put("BLKZEROOUT", "BLKZEROOUT");
         C.put("BLKDISCARD", "BLKDISCARD");
         C.put("BLKROGET", "BLKROGET");
+        C.put("BLKIOOPT", "BLKIOOPT");
+        C.put("BLKDISCARDZEROES", "BLKDISCARDZEROES");
         C.put("AT_EMPTY_PATH", "AT_EMPTY_PATH");
         C.put("STATX_DIOALIGN", "STATX_DIOALIGN");
         C.put("STATX_SIZE", "sizeof(struct statx)");

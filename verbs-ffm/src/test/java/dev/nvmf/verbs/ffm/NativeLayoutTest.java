@@ -201,6 +201,9 @@ class NativeLayoutTest {
                 #include <fcntl.h>
                 #include <poll.h>
                 #include <sys/eventfd.h>
+                #include <sys/epoll.h>
+                #include <sys/timerfd.h>
+                #include <time.h>
                 #include <sys/socket.h>
                 #include <netinet/in.h>
                 #include <infiniband/verbs.h>

@@ -115,6 +115,20 @@ class FaultsTest {
     }
 
     @Test
+    void rxeQuirkReceivesPostedInErrorNeverComplete() {
+        Pair p = Pair.connected();
+        p.fabric.faults().receivesPostedInErrorVanish(true);
+        p.client.qp.moveToError();
+        assertEquals(List.of(100L, 101L, 102L, 103L), p.client.poll().stream().map(Pair.Wc::wrId).toList(),
+                "the receives posted before the transition flush");
+        assertEquals(0, p.client.recv(2, 0, 8), "the post is accepted");
+        assertEquals(0, p.client.send(1, SendFlags.SIGNALED, 0, 8));
+        p.fabric.advanceTime(60_000_000_000L);
+        assertEquals(List.of(1L), p.client.poll().stream().map(Pair.Wc::wrId).toList(), "only the send comes back");
+        p.close();
+    }
+
+    @Test
     void fatalQpErrorRaisesAsyncEvent() {
         Pair p = Pair.connected();
         p.fabric.faults().fatalError(p.server.qp);

@@ -59,6 +59,9 @@ final class Pair implements AutoCloseable {
         int clientRnrRetry = 7;   // how often the server retries RNR towards the client
         int serverRnrRetry = 7;   // how often the client retries RNR towards the server
         int retry = 7;
+        int clientResponderResources = 4;
+        int clientInitiatorDepth = 4;
+        int serverInitiatorDepth = 4;
         byte[] clientPrivate = new byte[] {1, 2, 3};
         byte[] serverPrivate = new byte[] {9, 8};
     }
@@ -108,7 +111,8 @@ final class Pair implements AutoCloseable {
         p.expect(p.clientEvents, CmEventType.ROUTE_RESOLVED).ack();
         p.client.create(p.client.id.device(), p.client.id, s);
         for (int i = 0; i < s.clientRecvs; i++) assertEquals(0, p.client.recv(100 + i, 1024L * i, 1024));
-        p.client.id.connect(new ConnectionParameters(s.clientPrivate, 4, 4, 1, s.retry, s.clientRnrRetry, false, 0));
+        p.client.id.connect(new ConnectionParameters(s.clientPrivate, s.clientResponderResources, s.clientInitiatorDepth,
+                1, s.retry, s.clientRnrRetry, false, 0));
         p.fabric.deliverAll();
         p.connectRequest = p.expect(p.serverEvents, CmEventType.CONNECT_REQUEST);
         p.connectRequest.ack();
@@ -120,7 +124,8 @@ final class Pair implements AutoCloseable {
     void accept(Setup s) {
         server.create(server.id.device(), server.id, s);
         for (int i = 0; i < s.serverRecvs; i++) assertEquals(0, server.recv(200 + i, 1024L * i, 1024));
-        server.id.accept(new ConnectionParameters(s.serverPrivate, 0, 4, 1, 0, s.serverRnrRetry, false, 0));
+        server.id.accept(new ConnectionParameters(s.serverPrivate, 0, s.serverInitiatorDepth, 1, 0, s.serverRnrRetry,
+                false, 0));
     }
 
     CmEvent expect(CmEventChannel ch, CmEventType type) {

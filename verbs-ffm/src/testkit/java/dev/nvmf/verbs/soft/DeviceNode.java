@@ -22,17 +22,40 @@ final class DeviceNode {
     private SoftMemoryWindow[] windowTable = new SoftMemoryWindow[64];
     final List<SoftQueuePair> qps = new ArrayList<>();
     final List<SoftCmId> cmIds = new ArrayList<>();
+    /** The next QP number this device hands out (24 bits; unique on the device, not across devices). */
+    int nextQpNum;
     private int nextMrIndex = 1;
     private int keyByte = 0x5a;
     boolean removed;
+    /** Died (a fault): executes nothing, completes nothing, raises no asynchronous events. */
+    boolean dead;
+    /** The CM reports nothing for ids on this device (a dead device, until it is removed). */
+    boolean cmSilent;
+    /** The link is down (a fault): packets to and from the device are lost. */
+    boolean linkDown;
 
-    DeviceNode(SoftFabric fabric, String name, InetAddress ip, DeviceAttributes attributes, long guid) {
+    DeviceNode(SoftFabric fabric, String name, InetAddress ip, DeviceAttributes attributes, long guid, int qpBase) {
         this.fabric = fabric;
+        this.nextQpNum = qpBase;
         this.name = name;
         this.ip = ip;
         this.attributes = attributes;
         this.guid = guid;
         this.cmContext = new SoftDevice(this, true);
+    }
+
+    /** A QP number not in use on this device (IBA chapter 10: a QP number names a QP within its channel adapter only). */
+    int allocateQpNum() {
+        while (true) {
+            int n = nextQpNum;
+            nextQpNum = (n + 1) & 0xffffff;
+            if (nextQpNum == 0) nextQpNum = 1;
+            boolean used = false;
+            for (SoftQueuePair q : qps) {
+                if (q.qpNum() == n) { used = true; break; }
+            }
+            if (!used) return n;
+        }
     }
 
     /**
@@ -102,13 +125,41 @@ final class DeviceNode {
     }
 
     void postAsync(AsyncEvent event) {
-        for (SoftDevice c : contexts) c.postAsync(event);
+        for (SoftDevice c : new ArrayList<>(contexts)) c.postAsync(event);
     }
 
+    /** Nothing reaches the device or leaves it: removed, dead, or its link is down. */
+    boolean offTheWire() {
+        return removed || dead || linkDown;
+    }
+
+    /**
+     * Hot-remove: every QP goes to error (flushing, unless the device is dead), every context gets
+     * IBV_EVENT_DEVICE_FATAL and every CM id on the device DEVICE_REMOVAL; the kernel's CM reports the removal even
+     * for a device that died silently before.
+     */
     void remove() {
         removed = true;
+        cmSilent = false;
         for (SoftQueuePair qp : new ArrayList<>(qps)) qp.enterError(false);
-        postAsync(new AsyncEvent(AsyncEvent.Type.DEVICE_FATAL, -1));
+        postAsync(AsyncEvent.ofDevice(AsyncEvent.Type.DEVICE_FATAL));
         for (SoftCmId id : new ArrayList<>(cmIds)) id.deviceRemoved();
+    }
+
+    /** The device dies: see {@link SoftFaults#killDevice}. */
+    void kill(SoftFaults.DeviceDeath how) {
+        if (how == SoftFaults.DeviceDeath.FATAL_EVENT) postAsync(AsyncEvent.ofDevice(AsyncEvent.Type.DEVICE_FATAL));
+        if (how == SoftFaults.DeviceDeath.REMOVAL_EVENT) {
+            for (SoftCmId id : new ArrayList<>(cmIds)) id.deviceRemoved();
+        }
+        dead = true;
+        cmSilent = true;
+    }
+
+    /** Link down or up: PORT_ERR or PORT_ACTIVE on port 1 of every context. */
+    void link(boolean up) {
+        if (linkDown == !up) return;
+        linkDown = !up;
+        postAsync(AsyncEvent.ofPort(up ? AsyncEvent.Type.PORT_ACTIVE : AsyncEvent.Type.PORT_ERR, 1));
     }
 }

@@ -12,9 +12,12 @@ final class SoftCmEventChannel implements CmEventChannel {
     private final ArrayDeque<SoftCmEvent> queue = new ArrayDeque<>();
     private boolean wakeupPending;
     private boolean closed;
+    private final Readiness readiness;
+    private final java.util.function.BooleanSupplier ready = () -> wakeupPending || !queue.isEmpty();
 
     SoftCmEventChannel(SoftFabric fabric) {
         this.fabric = fabric;
+        this.readiness = new Readiness(fabric, "soft CM event channel");
     }
 
     @Override
@@ -33,24 +36,27 @@ final class SoftCmEventChannel implements CmEventChannel {
     void enqueue(SoftCmEvent e) {
         if (closed) return;
         queue.add(e);
+        readiness.update(true);
         fabric.signalAll();
     }
 
     /** rdma_destroy_id discards the events of the id that were not retrieved yet. */
     void discard(SoftCmId id) {
         queue.removeIf(e -> e.id == id);
+        readiness.update(!queue.isEmpty());
     }
 
     @Override
     public CmEvent pollEvent(long timeoutMillis) {
         fabric.lock.lock();
         try {
-            fabric.await(() -> wakeupPending || !queue.isEmpty(), timeoutMillis);
+            fabric.await(ready, timeoutMillis);
             if (wakeupPending) {
                 wakeupPending = false;
                 return null;
             }
             SoftCmEvent e = queue.poll();
+            readiness.update(!queue.isEmpty());
             if (e != null) {
                 e.polled = true;
                 e.id.unacked++;
@@ -76,12 +82,16 @@ final class SoftCmEventChannel implements CmEventChannel {
     public int fd() { return -1; }
 
     @Override
+    public int readinessFd() { return readiness.readinessFd(() -> !queue.isEmpty()); }
+
+    @Override
     public void close() {
         fabric.lock.lock();
         try {
             if (closed) return;
             closed = true;
             queue.clear();
+            readiness.close();
             fabric.resources.remove(SoftResources.Kind.EVENT_CHANNEL, this);
         } finally {
             fabric.lock.unlock();

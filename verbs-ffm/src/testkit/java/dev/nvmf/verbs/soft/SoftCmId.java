@@ -85,6 +85,11 @@ public final class SoftCmId implements CmId {
         fabric.faults.checkControl(call);
     }
 
+    /** Calls that need the device's hardware (a QP, its transitions) fail on a dead device. */
+    private void checkHardware(String call) {
+        if (node != null && node.dead) throw new VerbsException(call, Errno.EIO, "Input/output error: the device is dead");
+    }
+
     private static VerbsException invalid(String call, String why) {
         return new VerbsException(call, Errno.EINVAL, "Invalid argument: " + why);
     }
@@ -115,7 +120,8 @@ public final class SoftCmId implements CmId {
         int port = address.getPort() == 0 ? fabric.allocatePort() : address.getPort();
         for (SoftCmId other : fabric.boundIds) {
             if (other == this || other.local == null || other.local.getPort() != port) continue;
-            if (other.wildcard || wildcard || other.node == n) {
+            // An id keeps its address until it is destroyed, even after its device went away (DEVICE_REMOVAL).
+            if (other.wildcard || wildcard || other.local.getAddress().equals(ip)) {
                 throw new VerbsException(call, 98, "Address already in use: port " + port);
             }
         }
@@ -237,6 +243,7 @@ public final class SoftCmId implements CmId {
         fabric.lock.lock();
         try {
             checkAlive("rdma_create_qp");
+            checkHardware("rdma_create_qp");
             if (node == null) throw invalid("rdma_create_qp", "id not bound to a device");
             if (qp != null) throw invalid("rdma_create_qp", "id already has a QP");
             if (!(attributes.pd() instanceof SoftProtectionDomain pd) || pd.closed || pd.context != node.cmContext) {
@@ -305,6 +312,7 @@ public final class SoftCmId implements CmId {
         fabric.lock.lock();
         try {
             checkAlive("rdma_connect");
+            checkHardware("rdma_connect");
             if (state != State.ROUTE_RESOLVED) throw invalid("rdma_connect", "route not resolved (state " + state + ")");
             if (parameters.privateDataLength() > SoftFabric.REQ_PRIVATE_DATA_SIZE) {
                 throw invalid("rdma_connect", "private data longer than " + SoftFabric.REQ_PRIVATE_DATA_SIZE);
@@ -330,7 +338,7 @@ public final class SoftCmId implements CmId {
     private void deliverRequest(ConnectionParameters p) {
         if (state != State.CONNECTING) return;
         DeviceNode dst = fabric.nodeByAddress(peer.getAddress());
-        if (dst == null || dst.removed) return;
+        if (dst == null || dst.offTheWire()) return;
         SoftCmId listener = fabric.findListener(dst, peer.getPort());
         if (listener == null) {
             // Nobody listens on the service: the IB CM answers with REJ "invalid service ID".
@@ -359,6 +367,7 @@ public final class SoftCmId implements CmId {
         fabric.lock.lock();
         try {
             checkAlive("rdma_accept");
+            checkHardware("rdma_accept");
             if (state != State.REQ_RECEIVED) throw invalid("rdma_accept", "no connect request pending (state " + state + ")");
             if (parameters.privateDataLength() > SoftFabric.REP_PRIVATE_DATA_SIZE) {
                 throw invalid("rdma_accept", "private data longer than " + SoftFabric.REP_PRIVATE_DATA_SIZE);
@@ -369,6 +378,8 @@ public final class SoftCmId implements CmId {
                 qp.retryCount = requestParameters.retryCount();
                 qp.rnrRetry = requestParameters.rnrRetryCount();
                 qp.peer = remote.qp;
+                // READs this side may issue: its own initiator depth, within the responder resources the REQ offered.
+                qp.readDepthLimit = Math.min(parameters.initiatorDepth(), requestParameters.responderResources());
             }
             state = State.REP_SENT;
             SoftCmId self = this;
@@ -410,6 +421,7 @@ public final class SoftCmId implements CmId {
         if (qp != null) {
             qp.peer = passive.qp;
             qp.rnrRetry = p.rnrRetryCount();
+            qp.readDepthLimit = Math.min(requestParameters.initiatorDepth(), p.responderResources());
             qp.transition(QpState.RTR);
             qp.transition(QpState.RTS);
         }
@@ -537,7 +549,7 @@ public final class SoftCmId implements CmId {
     }
 
     void deviceRemoved() {
-        if (state == State.DESTROYED) return;
+        if (state == State.DESTROYED || state == State.DEVICE_REMOVED) return;
         fabric.cancel(timer);
         state = State.DEVICE_REMOVED;
         emit(CmEventType.DEVICE_REMOVAL, 0, null);
@@ -553,14 +565,15 @@ public final class SoftCmId implements CmId {
         long delay = fabric.faults.cmDelay(kind);
         if (delay < 0) return;   // dropped
         fabric.scheduleIn(delay, () -> {
-            if (to != null && (to.state == State.DESTROYED || to.silent() || (to.node != null && to.node.removed))) return;
-            if (node != null && node.removed) return;
+            if (to != null && (to.state == State.DESTROYED || to.silent() || (to.node != null && to.node.offTheWire()))) return;
+            if (node != null && node.offTheWire()) return;
             delivery.run();
         });
     }
 
     private void emit(CmEventType type, int status, ConnectionParameters parameters) {
         if (state == State.DESTROYED) return;
+        if (node != null && node.cmSilent) return;   // a dead device: its ids hear nothing any more
         channel.enqueue(new SoftCmEvent(type, status, this, null, parameters));
     }
 

@@ -25,6 +25,8 @@ public final class SoftCompletionQueue implements CompletionQueue {
     private boolean armed;
     private boolean solicitedOnly;
     boolean overrun;
+    /** An injected CQ failure: poll returns -failedErrno from then on. */
+    int failedErrno;
     private boolean closed;
 
     SoftCompletionQueue(SoftDevice context, int capacity, SoftCompletionChannel channel) {
@@ -40,15 +42,16 @@ public final class SoftCompletionQueue implements CompletionQueue {
     public int capacity() { return capacity; }
 
     void deliver(Cqe c) {
-        if (closed || overrun) {
+        if (closed || overrun || failedErrno != 0 || context.node.dead) {
+            if (!closed && c.qp != null) c.qp.lostCompletions++;
             fabric.recycle(c);
             return;
         }
         if (entries.size() >= capacity) {
             overrun = true;
+            if (c.qp != null) c.qp.lostCompletions++;
             fabric.recycle(c);
-            context.postAsync(new AsyncEvent(AsyncEvent.Type.CQ_ERR, -1));
-            for (SoftQueuePair qp : new ArrayList<>(qps)) qp.enterError(true);
+            enterError();
             return;
         }
         entries.add(c);
@@ -56,6 +59,19 @@ public final class SoftCompletionQueue implements CompletionQueue {
             armed = false;
             if (channel != null) channel.notify(this);
         }
+    }
+
+    /** A CQ error (IBA chapter 11, affiliated asynchronous errors: CQ error): IBV_EVENT_CQ_ERR on the context; every QP on the CQ goes to error. */
+    private void enterError() {
+        context.postAsync(AsyncEvent.ofCompletionQueue(AsyncEvent.Type.CQ_ERR, this));
+        for (SoftQueuePair qp : new ArrayList<>(qps)) qp.enterError(true);
+    }
+
+    /** The CQ fails (a fault): poll returns -errno from now on, even with completions queued. */
+    void fail(int errno) {
+        if (closed || failedErrno != 0) return;
+        failedErrno = errno;
+        enterError();
     }
 
     /** Removes the completions of a destroyed QP (as mlx5 cleans the CQ in ibv_destroy_qp). */
@@ -84,6 +100,7 @@ public final class SoftCompletionQueue implements CompletionQueue {
         fabric.lock.lock();
         try {
             fabric.pumpIfAutomatic();
+            if (failedErrno != 0) return -failedErrno;
             int max = wc.capacity();
             int n = 0;
             Cqe c;

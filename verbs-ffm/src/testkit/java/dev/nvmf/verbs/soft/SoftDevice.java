@@ -19,11 +19,14 @@ public final class SoftDevice implements Device {
     private final ArrayDeque<AsyncEvent> asyncEvents = new ArrayDeque<>();
     int children;
     private boolean closed;
+    private final Readiness readiness;
+    private final java.util.function.BooleanSupplier ready = () -> !asyncEvents.isEmpty();
 
     SoftDevice(DeviceNode node, boolean cmOwned) {
         this.node = node;
         this.fabric = node.fabric;
         this.cmOwned = cmOwned;
+        this.readiness = new Readiness(fabric, node.name + " async events");
         node.contexts.add(this);
     }
 
@@ -39,6 +42,7 @@ public final class SoftDevice implements Device {
     void checkUsable(String call) {
         if (closed) throw new VerbsException(call, Errno.EINVAL, "context closed");
         if (node.removed) throw new VerbsException(call, Errno.ENODEV, "No such device");
+        if (node.dead) throw new VerbsException(call, Errno.EIO, "Input/output error: the device is dead");
         fabric.faults.checkControl(call);
     }
 
@@ -98,18 +102,24 @@ public final class SoftDevice implements Device {
     public AsyncEvent pollAsyncEvent(long timeoutMillis) {
         fabric.lock.lock();
         try {
-            fabric.await(() -> !asyncEvents.isEmpty(), timeoutMillis);
-            return asyncEvents.poll();
+            fabric.await(ready, timeoutMillis);
+            AsyncEvent e = asyncEvents.poll();
+            readiness.update(!asyncEvents.isEmpty());
+            return e;
         } finally {
             fabric.lock.unlock();
         }
     }
 
     void postAsync(AsyncEvent e) {
-        if (closed) return;
+        if (closed || node.dead) return;
         asyncEvents.add(e);
+        readiness.update(true);
         fabric.signalAll();
     }
+
+    @Override
+    public int readinessFd() { return readiness.readinessFd(ready); }
 
     @Override
     public void close() {
@@ -119,6 +129,7 @@ public final class SoftDevice implements Device {
             if (closed) return;
             if (children > 0) throw new VerbsException("ibv_close_device", Errno.EBUSY, "Device or resource busy");
             closed = true;
+            readiness.close();
             node.contexts.remove(this);
             fabric.resources.remove(SoftResources.Kind.CONTEXT, this);
         } finally {

@@ -4,9 +4,11 @@ import dev.nvmf.verbs.CmEventChannel;
 import dev.nvmf.verbs.DeviceAttributes;
 import dev.nvmf.verbs.DeviceInfo;
 import dev.nvmf.verbs.Errno;
+import dev.nvmf.verbs.EventWaiter;
 import dev.nvmf.verbs.PortAttributes;
 import dev.nvmf.verbs.RdmaProvider;
 import dev.nvmf.verbs.VerbsException;
+import dev.nvmf.verbs.ffm.EpollWaiter;
 
 import java.lang.foreign.MemorySegment;
 import java.net.InetAddress;
@@ -75,7 +77,8 @@ public final class SoftFabric implements RdmaProvider {
     final SoftFaults faults = new SoftFaults(this);
     final SoftResources.Tracker resources = new SoftResources.Tracker();
     private final List<DeviceNode> removedDevices = new ArrayList<>();
-    private int nextQpNum = 0x11;
+    /** The first QP number of each device name (stable across a remove and return, like a reloaded driver). */
+    private final Map<String, Integer> qpNumberBases = new java.util.HashMap<>();
     private int nextPort = 40000;
     private long nextGuid = 0x0002c9fffe000001L;
     private boolean closed;
@@ -86,6 +89,8 @@ public final class SoftFabric implements RdmaProvider {
     long cmTimeoutNanos = TimeUnit.SECONDS.toNanos(3);          // what the Linux host uses for the CM
     long timewaitNanos = TimeUnit.MILLISECONDS.toNanos(1);
     boolean acceptLeavesRtr;
+    boolean enforceReadDepth;
+    int readDepthViolations;
     /** Automatic mode: how long a posted WR takes to start when its send queue was idle (the wire). */
     long wireLatencyNanos = TimeUnit.MILLISECONDS.toNanos(1);
     private final List<Action> wireDeferred = new ArrayList<>();
@@ -159,14 +164,21 @@ public final class SoftFabric implements RdmaProvider {
         } catch (UnknownHostException e) {
             throw new IllegalArgumentException("not an IP address: " + ipAddress, e);
         }
+        return addDevice(name, ip, attributes, -1);
+    }
+
+    private SoftDevice addDevice(String name, InetAddress ip, DeviceAttributes attributes, long guid) {
         lock.lock();
         try {
             if (devices.containsKey(name)) throw new IllegalArgumentException("device exists: " + name);
             for (DeviceNode d : devices.values()) {
-                if (d.ip.equals(ip)) throw new IllegalArgumentException("address in use by " + d.name + ": " + ipAddress);
+                if (d.ip.equals(ip)) throw new IllegalArgumentException("address in use by " + d.name + ": " + ip.getHostAddress());
             }
-            DeviceNode node = new DeviceNode(this, name, ip, attributes, nextGuid++);
+            int qpBase = qpNumberBases.computeIfAbsent(name, n -> 0x11 + (qpNumberBases.size() << 16));
+            DeviceNode node = new DeviceNode(this, name, ip, attributes, guid >= 0 ? guid : nextGuid++, qpBase);
             devices.put(name, node);
+            signalAll();
+            pumpIfAutomatic();
             return node.cmContext;
         } finally {
             lock.unlock();
@@ -203,6 +215,47 @@ public final class SoftFabric implements RdmaProvider {
         }
     }
 
+    /**
+     * QP numbers are per device, as on hardware: each device counts from its own base (distinct bases by default, so
+     * numbers happen to be unique across the fabric). This makes {@code device}'s next QP number {@code qpNum}
+     * (then counting up, skipping numbers in use on the device): give two devices the same number and a consumer
+     * that keys asynchronous events or completions by QP number alone, without the device, mixes them up.
+     */
+    public SoftFabric nextQpNumber(String device, int qpNum) {
+        if (qpNum <= 0 || qpNum > 0xffffff) throw new IllegalArgumentException("QP numbers are 24 bits, not 0: " + qpNum);
+        lock.lock();
+        try {
+            DeviceNode node = devices.get(device);
+            if (node == null) throw new IllegalArgumentException("no device " + device);
+            node.nextQpNum = qpNum;
+            return this;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * The device removed by {@link #removeDevice} comes back (driver reload, PCI rescan, {@code rdma link add}): a
+     * new device with the same name, address, attributes and GUID, and new objects: its CM context is not the old
+     * one, it has no resources, and its QP numbers start again from where the old device's started. Listeners bound
+     * to its address can be created once the old ones are destroyed; a wildcard listener reaches it at once.
+     *
+     * @return the new device's CM context
+     */
+    public SoftDevice returnDevice(String name) {
+        lock.lock();
+        try {
+            DeviceNode old = null;
+            for (DeviceNode d : removedDevices) {
+                if (d.name.equals(name)) old = d;
+            }
+            if (old == null) throw new IllegalArgumentException("no removed device " + name);
+            return addDevice(name, old.ip, old.attributes, old.guid);
+        } finally {
+            lock.unlock();
+        }
+    }
+
     /** Transport retry interval (local ACK timeout); a send to an unreachable peer fails after retry_count + 1 of these. */
     public SoftFabric ackTimeout(Duration d) { ackTimeoutNanos = d.toNanos(); return this; }
 
@@ -221,6 +274,27 @@ public final class SoftFabric implements RdmaProvider {
      * QP to RTS, as librdmacm and the kernel CM do.
      */
     public SoftFabric acceptLeavesRtr(boolean v) { acceptLeavesRtr = v; return this; }
+
+    /**
+     * Enforce the negotiated RDMA READ depth (default false: violations are only counted). A QP may have as many
+     * READs outstanding (posted and not yet completed) as the smaller of the initiator depth it connected or
+     * accepted with and the responder resources its peer offered; with enforcement on, the READ that goes beyond
+     * is answered by the responder with a NAK "invalid request", as IB requires: it completes with
+     * REM_INV_REQ_ERR and both QPs go to the error state. Stricter than a real requester, which holds READs beyond
+     * its own max_rd_atomic back (stalling the send queue behind them): here the consumer's own READ limit is what
+     * is tested, so a target that exceeds it fails instead of slowing down.
+     */
+    public SoftFabric enforceReadDepth(boolean v) { enforceReadDepth = v; return this; }
+
+    /** READs posted beyond their QP's READ depth on this fabric, enforced or not. */
+    public int readDepthViolations() {
+        lock.lock();
+        try {
+            return readDepthViolations;
+        } finally {
+            lock.unlock();
+        }
+    }
 
     /**
      * Automatic mode only: the time from posting to an idle send queue until its first WR executes (default 1 ms).
@@ -292,12 +366,26 @@ public final class SoftFabric implements RdmaProvider {
         }
     }
 
+    /**
+     * An epoll waiter ({@code dev.nvmf.verbs.ffm.EpollWaiter}): every soft channel and device keeps a real eventfd
+     * readable while it has events, so the same waiter serves both providers. In automatic mode the fabric's own
+     * thread runs timers and wire latency, so a thread blocked in the waiter sees them without calling in.
+     */
+    @Override
+    public EventWaiter createEventWaiter() {
+        return new EpollWaiter();
+    }
+
+    /** The eventfds soft channels created for epoll waiters, closed with the fabric. */
+    final List<Readiness> readinessFds = new ArrayList<>();
+
     @Override
     public void close() {
         lock.lock();
         try {
             closed = true;
             actions.clear();
+            for (Readiness r : new ArrayList<>(readinessFds)) r.close();
             signalAll();
         } finally {
             lock.unlock();
@@ -413,8 +501,6 @@ public final class SoftFabric implements RdmaProvider {
     }
 
     boolean isAutomatic() { return mode == Mode.AUTOMATIC; }
-
-    int allocateQpNum() { return nextQpNum++; }
 
     int allocatePort() {
         if (nextPort > 60999) nextPort = 40000;

@@ -1,5 +1,7 @@
 package dev.nvmf.verbs.soft;
 
+import dev.nvmf.verbs.CompletionChannel;
+import dev.nvmf.verbs.CompletionQueue;
 import dev.nvmf.verbs.QpState;
 import dev.nvmf.verbs.QueuePair;
 import dev.nvmf.verbs.VerbsException;
@@ -62,12 +64,36 @@ public final class SoftFaults {
 
     /** The next postSend on {@code qp} returns {@code errno} and posts nothing. */
     public SoftFaults failNextPostSend(QueuePair qp, int errno) {
-        return locked(() -> soft(qp).failNextPostSend = errno);
+        return failPostSendAt(qp, 0, errno);
     }
 
     /** The next postRecv on {@code qp} returns {@code errno} and posts nothing. */
     public SoftFaults failNextPostRecv(QueuePair qp, int errno) {
-        return locked(() -> soft(qp).failNextPostRecv = errno);
+        return failPostRecvAt(qp, 0, errno);
+    }
+
+    /**
+     * The next postSend on {@code qp} whose chain has a request at index {@code k} (0 = the first) posts the
+     * {@code k} requests before it, refuses that one with {@code errno} (ENOMEM, EINVAL...) and posts nothing after
+     * it, as a provider does when a request of a chain cannot be queued: bad_wr names request {@code k} and
+     * {@link QueuePair#postedBeforeFailure()} returns {@code k}. The {@code k} posted requests execute and complete.
+     * Shorter chains post normally and leave the fault armed.
+     */
+    public SoftFaults failPostSendAt(QueuePair qp, int k, int errno) {
+        if (k < 0 || errno <= 0) throw new IllegalArgumentException("k " + k + ", errno " + errno);
+        return locked(() -> {
+            soft(qp).failSendAt = k;
+            soft(qp).failSendErrno = errno;
+        });
+    }
+
+    /** {@link #failPostSendAt} for the receive queue: the first {@code k} receives of the chain are posted. */
+    public SoftFaults failPostRecvAt(QueuePair qp, int k, int errno) {
+        if (k < 0 || errno <= 0) throw new IllegalArgumentException("k " + k + ", errno " + errno);
+        return locked(() -> {
+            soft(qp).failRecvAt = k;
+            soft(qp).failRecvErrno = errno;
+        });
     }
 
     /**
@@ -84,6 +110,28 @@ public final class SoftFaults {
      */
     public SoftFaults completeNextRecvWith(QueuePair qp, int wcStatus) {
         return locked(() -> soft(qp).nextRecvStatus = wcStatus);
+    }
+
+    /**
+     * The completion channel fails as when its device dies (the kernel fails the read of its fd): every later
+     * {@code nextEvent} returns {@code -errno} (and {@code awaitEvent} throws), including for a thread blocked in it
+     * now, which wakes up.
+     */
+    public SoftFaults failCompletionChannel(CompletionChannel channel, int errno) {
+        if (!(channel instanceof SoftCompletionChannel c)) throw new IllegalArgumentException("not a soft channel: " + channel);
+        if (errno <= 0) throw new IllegalArgumentException("errno " + errno);
+        return locked(() -> c.fail(errno));
+    }
+
+    /**
+     * A CQ error: {@code poll} returns {@code -errno} from now on, IBV_EVENT_CQ_ERR (naming the CQ) is reported on
+     * its device context, and every QP on the CQ goes to the error state with IBV_EVENT_QP_FATAL; their flushes
+     * are lost, as the CQ takes nothing any more.
+     */
+    public SoftFaults failCompletionQueue(CompletionQueue cq, int errno) {
+        if (!(cq instanceof SoftCompletionQueue c)) throw new IllegalArgumentException("not a soft CQ: " + cq);
+        if (errno <= 0) throw new IllegalArgumentException("errno " + errno);
+        return locked(() -> c.fail(errno));
     }
 
     /** Completions of {@code qp} (both queues) reach their CQs {@code nanos} later; order is kept. 0 ends it. */
@@ -134,10 +182,69 @@ public final class SoftFaults {
         return locked(() -> sendsPostedInErrorVanish = on);
     }
 
+    boolean receivesPostedInErrorVanish;
+
+    /**
+     * Models what the lab saw on rxe (Linux 6.1): a receive posted to a QP already in the error state is accepted
+     * but never completes (its flush never comes), whether the QP got there by an error completion or by
+     * ibv_modify_qp. Its slot is never given back. Receives queued before the transition still flush.
+     */
+    public SoftFaults receivesPostedInErrorVanish(boolean on) {
+        return locked(() -> receivesPostedInErrorVanish = on);
+    }
+
     /** The device disappears (see {@link SoftFabric#removeDevice}). */
     public SoftFaults removeDevice(String name) {
         fabric.removeDevice(name);
         return this;
+    }
+
+    /** How a device dies: what it reports before it falls silent. */
+    public enum DeviceDeath {
+        /** Nothing at all. */
+        SILENT,
+        /** One IBV_EVENT_DEVICE_FATAL on every open context of the device (as mlx5 reports an internal error). */
+        FATAL_EVENT,
+        /** One RDMA_CM_EVENT_DEVICE_REMOVAL on every CM id on the device. */
+        REMOVAL_EVENT
+    }
+
+    /**
+     * The device dies (firmware crash, PCI error): after what {@code how} reports, it executes nothing and completes
+     * nothing, not even flushes: completions already in a CQ can still be polled, none is added; queues moved to
+     * error stay silent; no asynchronous event and no CM event for its ids arrives. Posts are accepted (0) and never
+     * complete, as on hardware whose doorbell nobody answers; creating resources fails with EIO; destroying them
+     * works (a consumer must tear down by destroying QPs after a bound, not by waiting for a drain). Its peers see
+     * a vanished node (their sends end with RETRY_EXC_ERR). The device stays listed until {@link #removeDevice},
+     * which still reports DEVICE_REMOVAL to its CM ids.
+     */
+    public SoftFaults killDevice(String name, DeviceDeath how) {
+        return locked(() -> node(name).kill(how));
+    }
+
+    /** {@link #killDevice(String, DeviceDeath)} with {@link DeviceDeath#SILENT}. */
+    public SoftFaults killDevice(String name) {
+        return killDevice(name, DeviceDeath.SILENT);
+    }
+
+    /**
+     * The device's link goes down (cable pulled, {@code netem loss 100%}): IBV_EVENT_PORT_ERR on port 1 of every
+     * context; every packet to or from the device is lost (RC requests are retried, retry_count times one local ACK
+     * timeout each, then end with RETRY_EXC_ERR; CM messages vanish). QPs stay in their state until then.
+     */
+    public SoftFaults linkDown(String name) {
+        return locked(() -> node(name).link(false));
+    }
+
+    /** The link comes back: IBV_EVENT_PORT_ACTIVE; retries still running get through. */
+    public SoftFaults linkUp(String name) {
+        return locked(() -> node(name).link(true));
+    }
+
+    private DeviceNode node(String name) {
+        DeviceNode n = fabric.devices.get(name);
+        if (n == null) throw new IllegalArgumentException("no device " + name);
+        return n;
     }
 
     // ------------------------------------------------------------------------------------------ CM

@@ -47,6 +47,16 @@ public final class SoftQueuePair implements QueuePair {
     boolean destroyed;
     /** Killed by a fault: gone from the network as if its host vanished. */
     boolean vanished;
+    /**
+     * RDMA READs this QP may have outstanding as requester: the smaller of the initiator depth it was connected with
+     * and the responder resources of its peer (what the CM negotiated); -1 until it is connected (no limit).
+     */
+    int readDepthLimit = -1;
+    /** READs posted and not yet answered: queued, executing, or with their completion still on the way. */
+    private int readsOutstanding;
+    private int readDepthViolations;
+    /** Completions of this QP that no CQ took (dead device, failed or overrun CQ): a drain of it cannot end. */
+    int lostCompletions;
     int retryCount = 7;
     int rnrRetry = 7;
 
@@ -67,9 +77,14 @@ public final class SoftQueuePair implements QueuePair {
     final Pipe recvPipe;
     private boolean commEstReported;
 
-    // Faults (SoftFaults sets them).
-    int failNextPostSend;
-    int failNextPostRecv;
+    /** Requests of the last failed post that were posted (bad_wr's index in the chain). */
+    private int postedBeforeFailure;
+
+    // Faults (SoftFaults sets them). failSendAt / failRecvAt: index in the next chain that reaches it, or -1.
+    int failSendAt = -1;
+    int failSendErrno;
+    int failRecvAt = -1;
+    int failRecvErrno;
     int nextSendStatus = -1;
     int nextRecvStatus = -1;
 
@@ -92,7 +107,7 @@ public final class SoftQueuePair implements QueuePair {
         this.recvCq = recvCq;
         this.caps = caps;
         this.signalAll = signalAll;
-        this.qpNum = fabric.allocateQpNum();
+        this.qpNum = context.node.allocateQpNum();
         this.sendPipe = new Pipe(sendCq);
         this.recvPipe = new Pipe(recvCq);
         int sge = Math.max(1, Math.max(caps.maxSendSge(), caps.maxRecvSge()));
@@ -127,6 +142,29 @@ public final class SoftQueuePair implements QueuePair {
         }
     }
 
+    /**
+     * READs this QP posted beyond its READ depth (see {@link SoftFabric#enforceReadDepth}), counted whether or not
+     * the fabric enforces the limit.
+     */
+    public int readDepthViolations() {
+        fabric.lock.lock();
+        try {
+            return readDepthViolations;
+        } finally {
+            fabric.lock.unlock();
+        }
+    }
+
+    /** RDMA READs posted and not yet answered (queued, executing, or completion still on the way to the CQ). */
+    public int readsOutstanding() {
+        fabric.lock.lock();
+        try {
+            return readsOutstanding;
+        } finally {
+            fabric.lock.unlock();
+        }
+    }
+
     /** Receive WRs posted and not yet consumed by an incoming message or a flush. */
     public int postedRecvs() {
         fabric.lock.lock();
@@ -140,22 +178,37 @@ public final class SoftQueuePair implements QueuePair {
     // ------------------------------------------------------------------------------------------ posting
 
     @Override
+    public int postedBeforeFailure() {
+        fabric.lock.lock();
+        try {
+            return postedBeforeFailure;
+        } finally {
+            fabric.lock.unlock();
+        }
+    }
+
+    @Override
     public int postSend(SendWorkRequest first) {
         fabric.lock.lock();
         try {
+            postedBeforeFailure = 0;
             if (destroyed) return Errno.EINVAL;
-            if (failNextPostSend != 0) {
-                int e = failNextPostSend;
-                failNextPostSend = 0;
-                return e;
-            }
             int rc = 0;
+            int posted = 0;
             long addr = first.address();
             while (addr != 0) {
+                if (posted == failSendAt) {
+                    // Injected: the provider refuses this request; bad_wr points at it.
+                    rc = failSendErrno;
+                    failSendAt = -1;
+                    break;
+                }
                 rc = postOneSend(addr);
                 if (rc != 0) break;
+                posted++;
                 addr = SoftFabric.ALL.get(JAVA_LONG_UNALIGNED, addr + SendWorkRequest.NEXT_OFFSET);
             }
+            if (rc != 0) postedBeforeFailure = posted;
             fabric.pumpIfAutomatic();
             return rc;
         } finally {
@@ -233,6 +286,17 @@ public final class SoftQueuePair implements QueuePair {
             }
         }
         w.index = sqPosted++;
+        w.exceedsReadDepth = false;
+        if (opcode == WrOpcode.RDMA_READ && state != QpState.ERR && state != QpState.SQE) {
+            // A requester sends READ requests back to back; the responder holds one resource per READ until it
+            // has answered it. One READ more than the peer's responder resources is a protocol violation.
+            readsOutstanding++;
+            if (readDepthLimit >= 0 && readsOutstanding > readDepthLimit) {
+                w.exceedsReadDepth = true;
+                readDepthViolations++;
+                fabric.readDepthViolations++;
+            }
+        }
         if (state == QpState.ERR || state == QpState.SQE) {
             // Posting to a queue in error is not a synchronous failure: the WR completes flushed (seed 000) --
             // unless the fault models rxe on Linux 6.1, which never completes a send posted after the transition.
@@ -249,16 +313,18 @@ public final class SoftQueuePair implements QueuePair {
     public int postRecv(RecvWorkRequest first) {
         fabric.lock.lock();
         try {
+            postedBeforeFailure = 0;
             if (destroyed) return Errno.EINVAL;
-            if (failNextPostRecv != 0) {
-                int e = failNextPostRecv;
-                failNextPostRecv = 0;
-                return e;
-            }
             int rc = 0;
+            int posted = 0;
             long addr = first.address();
             MemorySegment all = SoftFabric.ALL;
             while (addr != 0) {
+                if (posted == failRecvAt) {
+                    rc = failRecvErrno;
+                    failRecvAt = -1;
+                    break;
+                }
                 int numSge = all.get(JAVA_INT_UNALIGNED, addr + RecvWorkRequest.NUM_SGE_OFFSET);
                 if (numSge < 0 || numSge > caps.maxRecvSge()) { rc = Errno.EINVAL; break; }
                 // Receives are accepted from INIT on (so they can be posted before the connection is accepted).
@@ -277,13 +343,15 @@ public final class SoftQueuePair implements QueuePair {
                 }
                 r.index = rqPosted++;
                 if (state == QpState.ERR) {
-                    completeRecv(r, WcStatus.WR_FLUSH_ERR, 0, 0, 0, false);
+                    if (!fabric.faults.receivesPostedInErrorVanish) completeRecv(r, WcStatus.WR_FLUSH_ERR, 0, 0, 0, false);
                     recvPool.add(r);
                 } else {
                     rq.add(r);
                 }
+                posted++;
                 addr = all.get(JAVA_LONG_UNALIGNED, addr + RecvWorkRequest.NEXT_OFFSET);
             }
+            if (rc != 0) postedBeforeFailure = posted;
             // A sender stalled on receiver-not-ready with infinite retries proceeds once a receive is posted.
             if (peer != null && peer.headParked && !rq.isEmpty()) peer.unpark();
             fabric.pumpIfAutomatic();
@@ -371,6 +439,7 @@ public final class SoftQueuePair implements QueuePair {
         sendPipe.drop();
         recvPipe.drop();
         sqPosted = sqRetired = rqPosted = rqRetired = 0;
+        readsOutstanding = 0;
         transportWaits = rnrWaits = 0;
         headParked = false;
         commEstReported = false;
@@ -441,7 +510,7 @@ public final class SoftQueuePair implements QueuePair {
     void destroy() {
         if (destroyed) return;
         boolean undrained = !sq.isEmpty() || !rq.isEmpty() || sendPipe.pending() || recvPipe.pending()
-                || sendCq.holds(this) || recvCq.holds(this);
+                || sendCq.holds(this) || recvCq.holds(this) || lostCompletions > 0;
         if (undrained && state != QpState.RESET) fabric.resources.undrainedQpDestroys++;
         destroyed = true;
         fabric.cancel(sqAction);
@@ -458,7 +527,7 @@ public final class SoftQueuePair implements QueuePair {
     }
 
     boolean reachable() {
-        return !destroyed && !vanished && !node.removed
+        return !destroyed && !vanished && !node.offTheWire()
                 && (state == QpState.RTR || state == QpState.RTS || state == QpState.SQD || state == QpState.SQE);
     }
 
@@ -466,7 +535,8 @@ public final class SoftQueuePair implements QueuePair {
 
     /** Executes the WR at the head of the send queue (one fabric step). */
     private void executeHead() {
-        if (state != QpState.RTS) return;
+        // A dead device executes nothing: what is queued stays queued, and never completes.
+        if (state != QpState.RTS || node.dead) return;
         SendWqe w = sq.peek();
         if (w == null) return;
         if (nextSendStatus >= 0) {
@@ -533,6 +603,13 @@ public final class SoftQueuePair implements QueuePair {
                 finishHead(w, WcStatus.SUCCESS, (int) total);
             }
             case WrOpcode.RDMA_READ -> {
+                if (w.exceedsReadDepth && fabric.enforceReadDepth) {
+                    // The responder has no resource left for it: NAK "invalid request" (kernel rxe, rxe_resp.c:
+                    // RESPST_ERR_TOO_MANY_RDMA_ATM_REQ, class C); the responder goes to error, and so does the
+                    // requester, whose READ completes with REM_INV_REQ_ERR (IBA chapter 9, responder errors).
+                    responderError(p, w, WcStatus.REM_INV_REQ_ERR);
+                    return;
+                }
                 if (total > 0) {
                     SoftMemoryRegion rmr = p.remoteRegion(w.rkey, w.remoteAddr, total, Access.REMOTE_READ);
                     if (rmr == null) {
@@ -674,7 +751,11 @@ public final class SoftQueuePair implements QueuePair {
         transportWaits = 0;
         rnrWaits = 0;
         // Error completions are always reported; success only for signaled WRs.
-        if (status != WcStatus.SUCCESS || w.signaled) completeSend(w, status, (int) byteLen);
+        if (status != WcStatus.SUCCESS || w.signaled) {
+            completeSend(w, status, (int) byteLen);
+        } else if (w.opcode == WrOpcode.RDMA_READ) {
+            readsOutstanding--;   // answered, and no completion to wait for
+        }
         sendPool.add(w);
         if (status != WcStatus.SUCCESS) {
             enterError(false);
@@ -826,6 +907,8 @@ public final class SoftQueuePair implements QueuePair {
         final int[] len;
         final int[] lkey;
         boolean inline;
+        /** An RDMA READ posted beyond the QP's READ depth. */
+        boolean exceedsReadDepth;
         final MemorySegment inlineData;
         int inlineLength;
         long index;
@@ -866,7 +949,7 @@ public final class SoftQueuePair implements QueuePair {
             long now = fabric.nowLocked();
             long due = Math.max(now + delayNanos, lastDue);
             if (queue.isEmpty() && due <= now) {
-                cq.deliver(c);
+                handOver(c);
                 return;
             }
             c.due = due;
@@ -878,8 +961,14 @@ public final class SoftQueuePair implements QueuePair {
         @Override
         void run() {
             long now = fabric.nowLocked();
-            while (!queue.isEmpty() && queue.peek().due <= now) cq.deliver(queue.poll());
+            while (!queue.isEmpty() && queue.peek().due <= now) handOver(queue.poll());
             if (!queue.isEmpty()) fabric.schedule(this, queue.peek().due);
+        }
+
+        /** The completion reaches the CQ: a READ's answer has arrived. */
+        private void handOver(Cqe c) {
+            if (c.sendQueue && c.opcode == WcOpcode.RDMA_READ) readsOutstanding--;
+            cq.deliver(c);
         }
 
         boolean pending() { return !queue.isEmpty(); }

@@ -50,7 +50,8 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  *       partial ones zeroed; the range reads back as zeroes. Deallocate is {@code rbd_aio_discard}: whole objects are
  *       removed, parts of objects zeroed: {@link RadosConnection} turns {@code rbd_skip_partial_discard} off, which
  *       would otherwise skip pieces smaller than {@code rbd_discard_granularity_bytes} (64 KiB) and leave their old
- *       data (Ceph librbd settings), so deallocated blocks read back as zeroes as the core's DLFEAT says.</li>
+ *       data (Ceph librbd settings), so deallocated blocks read back as zeroes ({@link #deallocatedReadsZeroes()},
+ *       which the core reports as DLFEAT 001b).</li>
  *   <li>Resize by another client is noticed ({@link ImageSizeMonitor}), {@link #sizeBytes()} follows it and the
  *       {@link CapacityListener} is told; I/O beyond the current end fails with {@code -ERANGE}. A read-only
  *       namespace is opened with {@code rbd_open} too (writes are refused before any call) so that this holds for
@@ -343,6 +344,12 @@ public final class RbdBackend implements BlockBackend {
     @Override
     public void deallocate(long offset, long length, Object attachment, BackendCallback callback) {
         submitRange(RbdOperation.DISCARD, offset, length, attachment, callback);
+    }
+
+    /** Discarded ranges read back zeroes: partial-object discards zero their part (see the class comment). */
+    @Override
+    public boolean deallocatedReadsZeroes() {
+        return true;
     }
 
     private void submitRange(int opcode, long offset, long length, Object attachment, BackendCallback callback) {

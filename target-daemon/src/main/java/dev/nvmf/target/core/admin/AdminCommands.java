@@ -57,11 +57,17 @@ public final class AdminCommands implements CommandParser {
     }
 
     /**
-     * Keep Alive: re-arms the timer (any command does, with TBKAS; this one exists for that alone). One handler per
-     * command set that has the command (admin and discovery), bound to the target's clock.
+     * Keep Alive: re-arms the timer (any command does, with TBKAS; this one exists for that alone). On a controller
+     * whose KATO is 0 there is no timer to re-arm: Keep Alive Timeout Invalid, as the kernel target answers
+     * (admin-cmd.c, {@code nvmet_execute_keep_alive}; NVMe Base 2.0, 5.24). One handler per command set that has the
+     * command (admin and discovery), bound to the target's clock.
      */
     public static CommandHandler keepAliveCommand(NanoClock clock) {
         return (ctx, c) -> {
+            if (c.keepAlive().timeoutMillis() == 0) {
+                ctx.complete(Status.KEEP_ALIVE_TIMEOUT_INVALID);
+                return;
+            }
             c.keepAlive().rearm(clock.nanoTime());
             ctx.complete(Status.SUCCESS);
         };

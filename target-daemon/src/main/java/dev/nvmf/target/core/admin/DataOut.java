@@ -35,12 +35,28 @@ public final class DataOut {
      * (after completing with Invalid Field) if the offset is not dword aligned or lies beyond the page.
      */
     public static boolean copyPage(CommandContext ctx, byte[] page, long offset, MemorySegment out) {
-        if ((offset & 3) != 0 || offset > page.length) {
+        if (!offsetWithin(ctx, page.length, offset)) {
+            return false;
+        }
+        copyWindow(page, offset, out);
+        return true;
+    }
+
+    /**
+     * A log page offset must be dword aligned and within the page (NVMe Base 2.0, 5.16: LPO); false after completing
+     * with Invalid Field.
+     */
+    public static boolean offsetWithin(CommandContext ctx, long pageSize, long offset) {
+        if ((offset & 3) != 0 || offset < 0 || offset > pageSize) {
             ctx.fail(Status.INVALID_FIELD, SubmissionQueueEntry.CDW12);
             return false;
         }
+        return true;
+    }
+
+    /** Copies the window of {@code page} at a checked {@code offset} into {@code out} (zero beyond the page). */
+    public static void copyWindow(byte[] page, long offset, MemorySegment out) {
         long n = Math.min(out.byteSize(), page.length - offset);
         MemorySegment.copy(MemorySegment.ofArray(page), offset, out, 0, n);
-        return true;
     }
 }

@@ -2,6 +2,7 @@ package dev.nvmf.target.core.admin;
 
 import dev.nvmf.target.core.CommandContext;
 import dev.nvmf.target.core.controller.Controller;
+import dev.nvmf.target.core.controller.Temperature;
 import dev.nvmf.target.core.subsystem.IoStatistics;
 import dev.nvmf.target.core.subsystem.Namespace;
 import dev.nvmf.target.nvme.Identify;
@@ -16,12 +17,14 @@ import java.lang.foreign.MemorySegment;
 import java.util.List;
 
 /**
- * Get Log Page of an I/O controller (NVMe Base 2.0, 5.16; kernel: {@code nvmet_execute_get_log_page*}): error
- * information (01h), SMART / health (02h, per namespace or all), firmware slot (03h), changed namespace list (04h,
- * cleared by reading; without RAE re-enables namespace notices) and commands supported and effects (05h).
+ * Get Log Page of an I/O controller (NVMe Base 2.0, 5.16; kernel: {@code nvmet_execute_get_log_page*}): supported
+ * log pages (00h), error information (01h), SMART / health (02h, per namespace or all; without RAE re-enables SMART
+ * events), firmware slot (03h), changed namespace list (04h, cleared by a successful read; without RAE re-enables
+ * namespace notices) and commands supported and effects (05h).
  *
- * <p>The page is built whole, then the requested window (LPO, dword aligned, within the page) is copied; bytes
- * past the end of the page read as zero. Other log identifiers: Invalid Log Page.
+ * <p>The host's buffer and the offset are checked first; then the page is built whole and the requested window
+ * (LPO, dword aligned, within the page) is copied; bytes past the end of the page read as zero. Other log
+ * identifiers: Invalid Log Page.
  */
 public final class GetLogPageCommand {
     private final NanoClock clock;
@@ -38,46 +41,77 @@ public final class GetLogPageCommand {
         int lid = LogPages.lid(cdw10);
         long length = LogPages.numberOfDwords(cdw10, ctx.sqe.cdw11()) * 4;
         long offset = LogPages.offset(ctx.sqe.cdw12(), ctx.sqe.cdw13());
-        byte[] page;
+        int size = pageSize(lid, c);
+        if (size < 0) {
+            ctx.fail(Status.INVALID_LOG_PAGE, SubmissionQueueEntry.CDW10);
+            return;
+        }
+        // The host's buffer and the offset are checked before the page is built: reading the changed namespace
+        // list clears it, which must happen only for a read that succeeds.
+        MemorySegment out = DataOut.prepare(ctx, length);
+        if (out == null || !DataOut.offsetWithin(ctx, size, offset)) {
+            return;
+        }
+        byte[] page = new byte[size];
+        MemorySegment p = MemorySegment.ofArray(page);
         switch (lid) {
-            case LogPages.LID_ERROR_INFORMATION -> {
-                page = new byte[c.errorLog().capacity() * LogPages.ERROR_ENTRY_SIZE];
-                c.errorLog().write(MemorySegment.ofArray(page));
-            }
+            case LogPages.LID_SUPPORTED_LOG_PAGES -> supportedLogPages(p);
+            case LogPages.LID_ERROR_INFORMATION -> c.errorLog().write(p);
             case LogPages.LID_SMART_HEALTH -> {
-                page = smart(ctx, c);
-                if (page == null) {
+                if (!smart(ctx, c, p)) {
                     return;
+                }
+                if (!LogPages.rae(cdw10)) {
+                    c.acknowledgeSmartEvent();
                 }
             }
             case LogPages.LID_FIRMWARE_SLOT -> {
-                page = new byte[LogPages.FIRMWARE_SLOT_SIZE];
-                MemorySegment p = MemorySegment.ofArray(page);
                 Le.u8(p, LogPages.FIRMWARE_AFI, 1);
                 Le.asciiSpacePadded(p, LogPages.FIRMWARE_FRS1, 8, c.subsystem().config().firmware());
             }
             case LogPages.LID_CHANGED_NAMESPACE_LIST -> {
-                page = new byte[LogPages.CHANGED_NAMESPACE_LIST_SIZE];
-                c.changedNamespaces().writeAndClear(MemorySegment.ofArray(page));
+                c.changedNamespaces().writeAndClear(p);
                 if (!LogPages.rae(cdw10)) {
                     c.acknowledgeNamespaceEvent();
                 }
             }
-            case LogPages.LID_COMMANDS_SUPPORTED_EFFECTS -> page = commandEffects();
-            default -> {
-                ctx.fail(Status.INVALID_LOG_PAGE, SubmissionQueueEntry.CDW10);
-                return;
-            }
+            case LogPages.LID_COMMANDS_SUPPORTED_EFFECTS -> commandEffects(p);
+            default -> throw new IllegalStateException("log page " + lid + " has a size but no content");
         }
-        MemorySegment out = DataOut.prepare(ctx, length);
-        if (out == null || !DataOut.copyPage(ctx, page, offset, out)) {
-            return;
-        }
+        DataOut.copyWindow(page, offset, out);
         ctx.complete(Status.SUCCESS);
     }
 
-    /** SMART / Health Information with the namespaces' real counters; NSID 0 or FFFFFFFFh: the whole subsystem. */
-    private byte[] smart(CommandContext ctx, Controller c) {
+    /** The size of a log page this controller has, or -1 (Invalid Log Page). */
+    private static int pageSize(int lid, Controller c) {
+        return switch (lid) {
+            case LogPages.LID_SUPPORTED_LOG_PAGES -> LogPages.SUPPORTED_LOG_PAGES_SIZE;
+            case LogPages.LID_ERROR_INFORMATION -> c.errorLog().capacity() * LogPages.ERROR_ENTRY_SIZE;
+            case LogPages.LID_SMART_HEALTH -> LogPages.SMART_SIZE;
+            case LogPages.LID_FIRMWARE_SLOT -> LogPages.FIRMWARE_SLOT_SIZE;
+            case LogPages.LID_CHANGED_NAMESPACE_LIST -> LogPages.CHANGED_NAMESPACE_LIST_SIZE;
+            case LogPages.LID_COMMANDS_SUPPORTED_EFFECTS -> LogPages.EFFECTS_SIZE;
+            default -> -1;
+        };
+    }
+
+    /** The log pages this controller has (LID 00h, mandatory with VER 2.0; NVMe Base 2.0, 5.16.1.1). */
+    private static final int[] SUPPORTED = {LogPages.LID_SUPPORTED_LOG_PAGES, LogPages.LID_ERROR_INFORMATION,
+            LogPages.LID_SMART_HEALTH, LogPages.LID_FIRMWARE_SLOT, LogPages.LID_CHANGED_NAMESPACE_LIST,
+            LogPages.LID_COMMANDS_SUPPORTED_EFFECTS};
+
+    /** Supported Log Pages: LSUPP for each page {@link #pageSize} knows (kernel admin-cmd.c does the same). */
+    static void supportedLogPages(MemorySegment p) {
+        for (int lid : SUPPORTED) {
+            Le.u32(p, lid * 4L, LogPages.LIDS_SUPPORTED);
+        }
+    }
+
+    /**
+     * SMART / Health Information with the namespaces' real counters (NSID 0 or FFFFFFFFh: the whole subsystem), the
+     * reported temperature and its warning; false after failing an unknown NSID.
+     */
+    private boolean smart(CommandContext ctx, Controller c, MemorySegment p) {
         int nsid = ctx.nsid;
         List<Namespace> namespaces;
         if (nsid == 0 || nsid == Identify.NSID_ALL) {
@@ -86,7 +120,7 @@ public final class GetLogPageCommand {
             Namespace ns = c.subsystem().namespace(nsid);
             if (ns == null) {
                 ctx.fail(Status.INVALID_NAMESPACE, SubmissionQueueEntry.NSID);
-                return null;
+                return false;
             }
             namespaces = List.of(ns);
         }
@@ -99,9 +133,10 @@ public final class GetLogPageCommand {
             writes += st.writeCommands();
             mediaErrors += st.mediaErrors();
         }
-        byte[] page = new byte[LogPages.SMART_SIZE];
-        MemorySegment p = MemorySegment.ofArray(page);
-        Le.u16(p, LogPages.SMART_COMPOSITE_TEMPERATURE, 273 + 25); // Kelvin: no sensor, report a room temperature
+        if (c.temperature().warning()) {
+            Le.u8(p, LogPages.SMART_CRITICAL_WARNING, LogPages.SMART_WARNING_TEMPERATURE);
+        }
+        Le.u16(p, LogPages.SMART_COMPOSITE_TEMPERATURE, Temperature.COMPOSITE_KELVIN);
         Le.u8(p, LogPages.SMART_AVAILABLE_SPARE, 100);
         Le.u8(p, LogPages.SMART_AVAILABLE_SPARE_THRESHOLD, 10);
         Le.u64(p, LogPages.SMART_DATA_UNITS_READ, dataUnits(bytesRead));
@@ -113,7 +148,7 @@ public final class GetLogPageCommand {
         Le.u64(p, LogPages.SMART_POWER_ON_HOURS, Math.max(0, hours));
         Le.u64(p, LogPages.SMART_MEDIA_ERRORS, mediaErrors);
         Le.u64(p, LogPages.SMART_ERROR_LOG_ENTRIES, c.errorLog().errorCount());
-        return page;
+        return true;
     }
 
     /** Thousands of 512-byte units, rounded up (NVMe Base 2.0 figure 207). */
@@ -123,9 +158,7 @@ public final class GetLogPageCommand {
     }
 
     /** Commands Supported and Effects: what this controller implements; writes change logical block content. */
-    static byte[] commandEffects() {
-        byte[] page = new byte[LogPages.EFFECTS_SIZE];
-        MemorySegment p = MemorySegment.ofArray(page);
+    static void commandEffects(MemorySegment p) {
         int[] admin = {Opcodes.ADMIN_GET_LOG_PAGE, Opcodes.ADMIN_IDENTIFY, Opcodes.ADMIN_ABORT,
                 Opcodes.ADMIN_SET_FEATURES, Opcodes.ADMIN_GET_FEATURES, Opcodes.ADMIN_ASYNC_EVENT_REQUEST,
                 Opcodes.ADMIN_KEEP_ALIVE};
@@ -138,6 +171,5 @@ public final class GetLogPageCommand {
         for (int op : new int[] {Opcodes.IO_WRITE, Opcodes.IO_WRITE_ZEROES, Opcodes.IO_DATASET_MANAGEMENT}) {
             Le.u32(p, LogPages.EFFECTS_IO + op * 4L, LogPages.EFFECT_CSUPP | LogPages.EFFECT_LBCC);
         }
-        return page;
     }
 }

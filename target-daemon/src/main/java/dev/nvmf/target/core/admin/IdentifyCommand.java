@@ -1,8 +1,10 @@
 package dev.nvmf.target.core.admin;
 
+import dev.nvmf.target.backend.BlockBackend;
 import dev.nvmf.target.core.CommandContext;
 import dev.nvmf.target.core.TargetOptions;
 import dev.nvmf.target.core.controller.Controller;
+import dev.nvmf.target.core.controller.Temperature;
 import dev.nvmf.target.core.subsystem.Namespace;
 import dev.nvmf.target.core.subsystem.NamespaceConfig;
 import dev.nvmf.target.core.subsystem.Port;
@@ -49,6 +51,9 @@ public final class IdentifyCommand {
                 Namespace ns = s.namespace(nsid);
                 if (ns != null) { // an inactive NSID answers zeroes (NVMe Base 2.0, 3.2.1.4)
                     if (cns == Identify.CNS_NAMESPACE) {
+                        // A host that rescans sees a resized medium at once, and every controller hears of it
+                        // (kernel admin-cmd.c, nvmet_execute_identify_ns, revalidates the same way).
+                        s.revalidateNamespace(nsid);
                         namespace(out, ns);
                     } else {
                         independentNamespace(out, ns);
@@ -137,10 +142,15 @@ public final class IdentifyCommand {
         Le.asciiSpacePadded(out, IdentifyController.MN, IdentifyController.MN_LENGTH, s.config().modelNumber());
         Le.asciiSpacePadded(out, IdentifyController.FR, IdentifyController.FR_LENGTH, s.config().firmware());
         Le.u8(out, IdentifyController.RAB, 6);
-        Le.u8(out, IdentifyController.CMIC, IdentifyController.CMIC_MULTI_CONTROLLER);
+        // IEEE OUI, least significant byte first (NVMe Base 2.0 figure 275; kernel attr_ieee_oui, 0 unless set).
+        int oui = s.config().ieeeOui();
+        Le.u8(out, IdentifyController.IEEE, oui);
+        Le.u8(out, IdentifyController.IEEE + 1, oui >>> 8);
+        Le.u8(out, IdentifyController.IEEE + 2, oui >>> 16);
+        Le.u8(out, IdentifyController.CMIC, cmic(s));
         Le.u8(out, IdentifyController.MDTS, options.mdts());
         Le.u16(out, IdentifyController.CNTLID, c.cntlid());
-        Le.u32(out, IdentifyController.VER, options.version());
+        Le.u32(out, IdentifyController.VER, s.config().version());
         Le.u32(out, IdentifyController.OAES, IdentifyController.OAES_NAMESPACE_ATTRIBUTE);
         Le.u32(out, IdentifyController.CTRATT, IdentifyController.CTRATT_HOST_ID_128 | IdentifyController.CTRATT_TBKAS);
         Le.u8(out, IdentifyController.CNTRLTYPE, IdentifyController.CNTRLTYPE_IO);
@@ -150,6 +160,9 @@ public final class IdentifyCommand {
         Le.u8(out, IdentifyController.LPA, IdentifyController.LPA_SMART_PER_NAMESPACE
                 | IdentifyController.LPA_COMMAND_EFFECTS | IdentifyController.LPA_EXTENDED_DATA);
         Le.u8(out, IdentifyController.ELPE, options.errorLogEntries() - 1);
+        // Above the temperature SMART reports, so a host sees no warning (NVMe Base 2.0 figure 275: both mandatory).
+        Le.u16(out, IdentifyController.WCTEMP, Temperature.WARNING_KELVIN);
+        Le.u16(out, IdentifyController.CCTEMP, Temperature.CRITICAL_KELVIN);
         Le.u16(out, IdentifyController.KAS, options.keepAliveGranularity());
         Le.u8(out, IdentifyController.SQES, IdentifyController.SQES_64);
         Le.u8(out, IdentifyController.CQES, IdentifyController.CQES_16);
@@ -169,6 +182,18 @@ public final class IdentifyCommand {
     }
 
     /**
+     * CMIC: every subsystem may have several controllers (dynamic model, several hosts); MPORTS when it is exposed
+     * on more than one port (a host may then reach it by several paths; kernel admin-cmd.c sets both always).
+     */
+    static int cmic(Subsystem s) {
+        int cmic = IdentifyController.CMIC_MULTI_CONTROLLER;
+        if (s.ports().size() > 1) {
+            cmic |= IdentifyController.CMIC_MULTI_PORT;
+        }
+        return cmic;
+    }
+
+    /**
      * SGL support: SGLs supported (byte aligned), Keyed SGL Data Block (RDMA; the Linux host refuses a controller
      * without it), and the Offset address type for in-capsule data when the port carries any.
      */
@@ -180,16 +205,21 @@ public final class IdentifyCommand {
         return sgls;
     }
 
-    /** IOCCSZ, IORCSZ, ICDOFF, FCATT, MSDBD (NVMe-oF 1.1 figure 34). */
+    /** IOCCSZ, IORCSZ, ICDOFF, FCATT, MSDBD, OFCS (NVMe-oF 1.1 figure 34) of an I/O controller. */
     public static void fabricsFields(MemorySegment out, Port port) {
         Le.u32(out, IdentifyController.IOCCSZ, (64 + port.inCapsuleDataSize()) / 16);
         Le.u32(out, IdentifyController.IORCSZ, 16 / 16);
         Le.u16(out, IdentifyController.ICDOFF, 0);
         Le.u8(out, IdentifyController.FCATT, 0); // dynamic controller model
         Le.u8(out, IdentifyController.MSDBD, 1);
+        // Disconnect is supported (on I/O queues, NVMe-oF 1.1, 3.4).
+        Le.u16(out, IdentifyController.OFCS, IdentifyController.OFCS_DISCONNECT);
     }
 
-    /** Identify Namespace for the NVM command set: one LBA format, shared, thin provisioning not reported. */
+    /**
+     * Identify Namespace for the NVM command set: one LBA format, shared, thin provisioning not reported; what a read
+     * of a deallocated block returns and the preferred granularities are the backend's (see {@link #limits}).
+     */
     public static void namespace(MemorySegment out, Namespace ns) {
         long blocks = ns.sizeBlocks();
         Le.u64(out, IdentifyNamespace.NSZE, blocks);
@@ -198,8 +228,7 @@ public final class IdentifyCommand {
         Le.u8(out, IdentifyNamespace.NLBAF, 0); // 0's based: one format
         Le.u8(out, IdentifyNamespace.FLBAS, 0);
         Le.u8(out, IdentifyNamespace.NMIC, IdentifyNamespace.NMIC_SHARED);
-        Le.u8(out, IdentifyNamespace.DLFEAT,
-                IdentifyNamespace.DLFEAT_READ_ZEROES | IdentifyNamespace.DLFEAT_WRITE_ZEROES_DEALLOCATE);
+        limits(out, ns);
         Le.u8(out, IdentifyNamespace.NSATTR, ns.readOnly() ? IdentifyNamespace.NSATTR_WRITE_PROTECTED : 0);
         byte[] nguid = ns.nguid();
         if (nguid != null) {
@@ -209,6 +238,52 @@ public final class IdentifyCommand {
             writeBigEndian64(out, IdentifyNamespace.EUI64, ns.eui64());
         }
         Le.u32(out, IdentifyNamespace.LBAF0, ns.blockShift() << IdentifyNamespace.LBAF_LBADS_SHIFT);
+    }
+
+    /**
+     * What the backend guarantees and prefers, in the namespace's blocks:
+     * <ul>
+     *   <li>DLFEAT bits 2:0: 001b (deallocated blocks read zeroes) only where the backend guarantees it (a RAM
+     *       namespace; a file on a file system that punches holes; a device whose discards read back zeroes), else
+     *       000b (not reported: the old data may come back); bit 3 (WZDS) always: Write Zeroes with DEAC deallocates
+     *       only in ways that still read back zeroes. NSFEAT.DAE stays 0: such reads never fail.</li>
+     *   <li>Where the backend knows its physical block size (a block device; kernel io-cmd-bdev.c,
+     *       {@code nvmet_bdev_set_limits}): NSFEAT.OPTPERF with NPWG = NPWA = physical blocks, NPDG = NPDA = the
+     *       discard granularity, NOWS = the optimal I/O size (or the physical block), and NSFEAT.NSABP with NAWUN =
+     *       NAWUPF = NACWU = one physical block, which a disk writes atomically: the Linux host takes its physical
+     *       block size as the smaller of NPWG and NAWUPF, so without them a 512e disk would look 512-native. All 0's
+     *       based, at least one block.</li>
+     * </ul>
+     */
+    static void limits(MemorySegment out, Namespace ns) {
+        BlockBackend backend = ns.backend();
+        int dlfeat = IdentifyNamespace.DLFEAT_WRITE_ZEROES_DEALLOCATE | (backend.deallocatedReadsZeroes()
+                ? IdentifyNamespace.DLFEAT_READ_ZEROES : IdentifyNamespace.DLFEAT_READ_NOT_REPORTED);
+        Le.u8(out, IdentifyNamespace.DLFEAT, dlfeat);
+        int physical = backend.physicalBlockSize();
+        if (physical <= 0) {
+            return;
+        }
+        int block = ns.blockSize();
+        int perPhysical = blocksOf(physical, block);
+        int granularity = backend.deallocateGranularity();
+        int optimal = Math.max(backend.optimalIoSize(), physical);
+        Le.u8(out, IdentifyNamespace.NSFEAT,
+                IdentifyNamespace.NSFEAT_ATOMICS | IdentifyNamespace.NSFEAT_OPTIMAL_PERFORMANCE);
+        Le.u16(out, IdentifyNamespace.NAWUN, perPhysical - 1);
+        Le.u16(out, IdentifyNamespace.NAWUPF, perPhysical - 1);
+        Le.u16(out, IdentifyNamespace.NACWU, perPhysical - 1);
+        Le.u16(out, IdentifyNamespace.NPWG, perPhysical - 1);
+        Le.u16(out, IdentifyNamespace.NPWA, perPhysical - 1);
+        int perDeallocate = granularity > 0 ? blocksOf(granularity, block) : perPhysical;
+        Le.u16(out, IdentifyNamespace.NPDG, perDeallocate - 1);
+        Le.u16(out, IdentifyNamespace.NPDA, perDeallocate - 1);
+        Le.u16(out, IdentifyNamespace.NOWS, blocksOf(optimal, block) - 1);
+    }
+
+    /** How many namespace blocks {@code bytes} is: at least 1, at most 65536 (the fields are 16-bit, 0's based). */
+    private static int blocksOf(long bytes, int blockSize) {
+        return (int) Math.max(1, Math.min(1 << 16, bytes / blockSize));
     }
 
     /** The I/O command set independent Identify Namespace (CNS 08h): shared, write protection, ready. */

@@ -1,7 +1,9 @@
 package dev.nvmf.target.core.controller;
 
+import dev.nvmf.target.backend.BackendCallback;
 import dev.nvmf.target.core.NvmeQueue;
 import dev.nvmf.target.core.TargetOptions;
+import dev.nvmf.target.core.subsystem.Namespace;
 import dev.nvmf.target.core.subsystem.Port;
 import dev.nvmf.target.core.subsystem.Subsystem;
 import dev.nvmf.target.nvme.AsyncEvents;
@@ -10,11 +12,13 @@ import dev.nvmf.target.nvme.Status;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * One controller of the dynamic model (NVMe-oF 1.1, 3.3; kernel: {@code struct nvmet_ctrl}), created by an admin
  * queue Connect and ended when its admin queue closes. It holds what a host negotiated: properties (CC/CSTS),
- * features (number of queues, keep-alive timeout, async event configuration, volatile write cache), the queues
+ * features (number of queues, keep-alive timeout, async event configuration, volatile write cache, arbitration,
+ * power management, temperature thresholds), the queues
  * attached to it, its keep-alive timer, held async events, error log and changed namespace list.
  */
 public final class Controller {
@@ -36,6 +40,9 @@ public final class Controller {
     private volatile int grantedIoQueues;
     private volatile int asyncEventConfig;
     private volatile boolean volatileWriteCache = true;
+    private volatile int arbitration;
+    private volatile int powerManagement;
+    private final Temperature temperature = new Temperature();
     /** Event types reported and not yet acknowledged by reading their log page (kernel: aen_masked). */
     private int maskedEvents;
     private volatile boolean ended;
@@ -50,7 +57,9 @@ public final class Controller {
         this.discovery = subsystem.isDiscovery();
         this.options = options;
         int maxQueueEntries = discovery ? options.adminQueueDepth() : port.maxQueueSize();
-        this.properties = new ControllerProperties(maxQueueEntries, options.capTimeout(), options.version());
+        // VS is the subsystem's (kernel attr_version; the discovery subsystem's is the target's).
+        this.properties = new ControllerProperties(maxQueueEntries, options.capTimeout(),
+                subsystem.config().version(), discovery);
         this.keepAlive = new KeepAliveTimer(katoMillis, nowNanos);
         this.events = new AsyncEventQueue(options.asyncEventLimit());
         this.errorLog = new ErrorLog(options.errorLogEntries());
@@ -100,6 +109,31 @@ public final class Controller {
 
     public void volatileWriteCache(boolean enabled) { volatileWriteCache = enabled; }
 
+    /** Arbitration feature (01h): AB, LPW, MPW, HPW as the host set them (round robin only: CAP.AMS is 0). */
+    public int arbitration() { return arbitration; }
+
+    public void arbitration(int value) { arbitration = value; }
+
+    /** Power Management feature (02h): the power state (always 0: NPSS is 0) and the workload hint. */
+    public int powerManagement() { return powerManagement; }
+
+    public void powerManagement(int value) { powerManagement = value; }
+
+    /** The temperature reported and the Temperature Threshold feature (04h). */
+    public Temperature temperature() { return temperature; }
+
+    /**
+     * Set Features Temperature Threshold: a new threshold in Kelvin. When it turns the temperature warning on, a
+     * SMART / Health event goes to a host that enabled temperature warnings (AEC bit 1), once until it reads the
+     * SMART log (NVMe Base 2.0, 5.2, 5.27.1.4).
+     */
+    public void temperatureThreshold(int thsel, int kelvin) {
+        if (temperature.threshold(thsel, kelvin)
+                && (asyncEventConfig & AsyncEvents.CONFIG_SMART_TEMPERATURE) != 0 && takeMask(MASK_SMART)) {
+            events.raise(AsyncEvents.SMART_TEMPERATURE);
+        }
+    }
+
     // ------------------------------------------------------------------------------------------- queues
 
     /** Attaches a queue at its qid; false if one is there already (Connect: Controller Busy). */
@@ -134,6 +168,16 @@ public final class Controller {
         return last;
     }
 
+    /** True while an I/O queue is attached (Number of Queues may no longer change: Command Sequence Error). */
+    public synchronized boolean hasIoQueues() {
+        for (int qid = 1; qid < queues.length; qid++) {
+            if (queues[qid] != null) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     /** Attached queues (a snapshot). */
     public synchronized List<NvmeQueue> queues() {
         List<NvmeQueue> list = new ArrayList<>();
@@ -153,6 +197,29 @@ public final class Controller {
                 q.disconnect(reason);
             }
         }
+    }
+
+    /**
+     * Shutdown (CC.SHN; NVMe Base 2.0, 3.6.2): the I/O queues go, and every namespace of the subsystem is flushed,
+     * asynchronously (a backend's flush may take long on a large page cache): CSTS.SHST reports processing until the
+     * last flush completes, then complete, so data the host wrote is durable when it sees shutdown complete. A flush
+     * that fails still completes the shutdown (there is no status for it); the host's earlier Flush commands were
+     * answered on their own. Control path.
+     */
+    public void shutdown() {
+        disconnectIoQueues("controller shutdown (CC.SHN)");
+        long shutdown = properties.shutdown();
+        List<Namespace> namespaces = subsystem.namespaces();
+        AtomicInteger pending = new AtomicInteger(namespaces.size() + 1);
+        BackendCallback flushed = (attachment, result) -> {
+            if (pending.decrementAndGet() == 0) {
+                properties.shutdownComplete(shutdown);
+            }
+        };
+        for (Namespace ns : namespaces) {
+            ns.backend().flush(null, flushed);
+        }
+        flushed.backendDone(null, 0);
     }
 
     /** Tears the whole association down: every queue is disconnected; the controller ends when the admin queue closes. */
@@ -193,6 +260,7 @@ public final class Controller {
 
     private static final int MASK_NAMESPACE = 1;
     private static final int MASK_DISCOVERY = 2;
+    private static final int MASK_SMART = 4;
 
     /** A namespace of the subsystem was added, removed or changed (control plane). */
     public void namespaceChanged(int nsid) {
@@ -213,6 +281,11 @@ public final class Controller {
     /** The host read the changed namespace list without RAE: namespace notices may be sent again. */
     public synchronized void acknowledgeNamespaceEvent() {
         maskedEvents &= ~MASK_NAMESPACE;
+    }
+
+    /** The host read the SMART / Health log without RAE: SMART events may be sent again. */
+    public synchronized void acknowledgeSmartEvent() {
+        maskedEvents &= ~MASK_SMART;
     }
 
     /** The host read the discovery log without RAE. */

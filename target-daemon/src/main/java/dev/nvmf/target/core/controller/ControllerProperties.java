@@ -21,15 +21,20 @@ public final class ControllerProperties {
 
     private final long cap;
     private final int vs;
+    private final boolean discovery;
     private int cc;
     private int csts;
+    /** Counts shutdowns, so that a flush finishing after the host cleared SHN (or reset) reports nothing. */
+    private long shutdowns;
 
     /**
      * @param maxQueueEntries largest queue a host may create (CAP.MQES + 1)
      * @param timeout         CAP.TO in 500 ms units
      * @param version         VS
+     * @param discovery       a discovery controller (it has no I/O queues, so CC.IOSQES/IOCQES are not checked)
      */
-    public ControllerProperties(int maxQueueEntries, int timeout, int version) {
+    public ControllerProperties(int maxQueueEntries, int timeout, int version, boolean discovery) {
+        this.discovery = discovery;
         this.cap = ((maxQueueEntries - 1) & Properties.CAP_MQES_MASK)
                 | Properties.CAP_CQR // fabrics queues are always physically contiguous
                 | ((long) (timeout & 0xFF) << Properties.CAP_TO_SHIFT)
@@ -57,10 +62,12 @@ public final class ControllerProperties {
     }
 
     /**
-     * Applies a Property Set of CC and returns what changed: enabling checks the queue entry sizes (64/16 bytes),
-     * the page size (4 KiB), arbitration (round robin) and the command set (NVM); a bad combination sets CSTS.CFS
-     * instead of RDY, as the kernel target does. Clearing EN resets; setting SHN shuts down and reports
-     * CSTS.SHST = complete at once (nothing is cached beyond what the backends make durable on flush).
+     * Applies a Property Set of CC and returns what changed: enabling checks the I/O queue entry sizes (64/16 bytes;
+     * not for a discovery controller, which has no I/O queues: kernel core.c, nvmet_start_ctrl, checks them only for
+     * I/O controllers and non-Linux hosts enable discovery controllers with IOSQES = IOCQES = 0), the page size
+     * (4 KiB), arbitration (round robin) and the command set (NVM); a bad combination sets CSTS.CFS instead of RDY,
+     * as the kernel target does. Clearing EN resets. Setting SHN starts a shutdown: CSTS.SHST = 01b (processing)
+     * until the controller has flushed its namespaces and calls {@link #shutdownComplete} (NVMe Base 2.0, 3.6.2).
      */
     public synchronized int writeCc(int value) {
         int old = cc;
@@ -74,7 +81,8 @@ public final class ControllerProperties {
             int mps = (value >>> Properties.CC_MPS_SHIFT) & Properties.CC_MPS_MASK;
             int ams = (value >>> Properties.CC_AMS_SHIFT) & Properties.CC_AMS_MASK;
             int css = (value >>> Properties.CC_CSS_SHIFT) & Properties.CC_CSS_MASK;
-            if (iosqes != IOSQES_NVM || iocqes != IOCQES_NVM || mps != 0 || ams != 0 || css != 0) {
+            boolean entrySizesWrong = !discovery && (iosqes != IOSQES_NVM || iocqes != IOCQES_NVM);
+            if (entrySizesWrong || mps != 0 || ams != 0 || css != 0) {
                 csts = Properties.CSTS_CFS;
                 action = CC_ENABLE_FAILED;
             } else {
@@ -90,13 +98,30 @@ public final class ControllerProperties {
         int shnNew = (value >>> Properties.CC_SHN_SHIFT) & Properties.CC_SHN_MASK;
         int shnOld = (old >>> Properties.CC_SHN_SHIFT) & Properties.CC_SHN_MASK;
         if (shnNew != 0 && shnOld == 0) {
-            csts = (csts & ~(Properties.CSTS_RDY | Properties.CSTS_SHST_MASK)) | Properties.CSTS_SHST_COMPLETE;
+            csts = (csts & ~(Properties.CSTS_RDY | Properties.CSTS_SHST_MASK)) | Properties.CSTS_SHST_PROCESSING;
             cc = value & ~Properties.CC_EN;
+            shutdowns++;
             action = CC_SHUTDOWN;
         }
         if (shnNew == 0 && shnOld != 0) {
             csts &= ~Properties.CSTS_SHST_MASK;
+            shutdowns++;
         }
         return action;
+    }
+
+    /** The shutdown {@link #writeCc} started last; pass it to {@link #shutdownComplete}. */
+    public synchronized long shutdown() {
+        return shutdowns;
+    }
+
+    /**
+     * The namespaces are flushed: CSTS.SHST = 10b (complete), unless the host has since cleared SHN or started
+     * another shutdown.
+     */
+    public synchronized void shutdownComplete(long shutdown) {
+        if (shutdown == shutdowns && (csts & Properties.CSTS_SHST_MASK) == Properties.CSTS_SHST_PROCESSING) {
+            csts = (csts & ~Properties.CSTS_SHST_MASK) | Properties.CSTS_SHST_COMPLETE;
+        }
     }
 }

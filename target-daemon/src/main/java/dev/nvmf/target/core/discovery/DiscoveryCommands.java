@@ -79,9 +79,11 @@ public final class DiscoveryCommands implements CommandParser {
                 c.subsystem().config().modelNumber());
         Le.asciiSpacePadded(out, IdentifyController.FR, IdentifyController.FR_LENGTH,
                 c.subsystem().config().firmware());
-        Le.u8(out, IdentifyController.MDTS, 0); // no limit: log pages are small
+        // The transport refuses a keyed SGL longer than the largest transfer on every queue, the discovery
+        // controller's too, so say so (the kernel reports 0, "no limit", and refuses such SGLs all the same).
+        Le.u8(out, IdentifyController.MDTS, options.mdts());
         Le.u16(out, IdentifyController.CNTLID, c.cntlid());
-        Le.u32(out, IdentifyController.VER, options.version());
+        Le.u32(out, IdentifyController.VER, c.subsystem().config().version());
         Le.u32(out, IdentifyController.OAES, IdentifyController.OAES_DISCOVERY_LOG_CHANGE);
         Le.u8(out, IdentifyController.CNTRLTYPE, IdentifyController.CNTRLTYPE_DISCOVERY);
         Le.u8(out, IdentifyController.AERL, options.asyncEventLimit() - 1);
@@ -101,7 +103,8 @@ public final class DiscoveryCommands implements CommandParser {
         }
         long length = LogPages.numberOfDwords(cdw10, ctx.sqe.cdw11()) * 4;
         long offset = LogPages.offset(ctx.sqe.cdw12(), ctx.sqe.cdw13());
-        byte[] page = logs.discoveryLog(c.hostNqn(), c.port().id());
+        boolean portLocal = (LogPages.lsp(cdw10) & LogPages.DISCOVERY_LSP_PORT_LOCAL) != 0;
+        byte[] page = logs.discoveryLog(c.hostNqn(), c.port().id(), ctx.queue.transport().localAddress(), portLocal);
         MemorySegment out = DataOut.prepare(ctx, length);
         if (out == null || !DataOut.copyPage(ctx, page, offset, out)) {
             return;

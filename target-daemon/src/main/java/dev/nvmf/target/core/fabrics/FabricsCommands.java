@@ -20,7 +20,8 @@ import java.lang.foreign.MemorySegment;
  * Fabrics commands, opcode 7Fh (NVMe-oF 1.1, 3.3-3.5; kernel fabrics-cmd.c, {@code nvmet_parse_connect_cmd} and
  * {@code nvmet_parse_fabrics_admin_cmd}): Connect (see {@link ConnectCommand}), Property Get, Property Set (the
  * CC/CSTS state machine lives in {@link ControllerProperties}) and Disconnect. Authentication is not supported
- * (Invalid Opcode, as for any unknown FCTYPE). {@link #parse} decodes FCTYPE once and returns the handler.
+ * (Invalid Opcode, as for any unknown FCTYPE). Disconnect on the admin queue is Invalid Queue Type. {@link #parse}
+ * decodes FCTYPE once and returns the handler.
  */
 public final class FabricsCommands implements CommandParser {
     private final CommandHandler connect;
@@ -65,6 +66,12 @@ public final class FabricsCommands implements CommandParser {
                 return fctype == Opcodes.FCTYPE_PROPERTY_GET ? propertyGet : propertySet;
             }
             case Opcodes.FCTYPE_DISCONNECT -> {
+                if (ctx.queue.qid() == 0) {
+                    // Disconnect deletes an I/O queue; the association ends when the host tears down the admin
+                    // queue's transport connection (NVMe-oF 1.1, 3.4: on the admin queue, Invalid Queue Type).
+                    ctx.fail(Status.INVALID_QUEUE_TYPE, FabricsCommand.FCTYPE);
+                    return null;
+                }
                 return disconnect;
             }
             default -> {
@@ -127,7 +134,7 @@ public final class FabricsCommands implements CommandParser {
         ctx.complete(Status.SUCCESS);
         switch (action) {
             case ControllerProperties.CC_RESET -> c.disconnectIoQueues("controller reset (CC.EN cleared)");
-            case ControllerProperties.CC_SHUTDOWN -> c.disconnectIoQueues("controller shutdown (CC.SHN)");
+            case ControllerProperties.CC_SHUTDOWN -> c.shutdown();
             case ControllerProperties.CC_ENABLED -> c.keepAlive().rearm(clock.nanoTime());
             default -> {
             }
@@ -135,8 +142,8 @@ public final class FabricsCommands implements CommandParser {
     }
 
     /**
-     * Disconnect (NVMe-oF 1.1, 3.4): on an I/O queue deletes that queue; on the admin queue ends the association.
-     * The response goes first; the transport drains the queue after it.
+     * Disconnect (NVMe-oF 1.1, 3.4), on an I/O queue only ({@link #parse} refuses it on the admin queue): deletes
+     * that queue. The response goes first; the transport drains the queue after it.
      */
     private static void disconnect(CommandContext ctx, Controller c) {
         int recfmt = Le.u16(ctx.sqe.segment(), FabricsCommand.DISCONNECT_RECFMT);
@@ -146,10 +153,6 @@ public final class FabricsCommands implements CommandParser {
         }
         var queue = ctx.queue;
         ctx.complete(Status.SUCCESS);
-        if (queue.qid() == 0) {
-            c.disconnectAll("host Disconnect on the admin queue");
-        } else {
-            queue.disconnect("host Disconnect");
-        }
+        queue.disconnect("host Disconnect");
     }
 }

@@ -13,11 +13,13 @@ import dev.nvmf.target.nvme.SubmissionQueueEntry;
 import java.lang.foreign.MemorySegment;
 
 /**
- * Dataset Management (NVM Command Set 1.0, 3; kernel io-cmd-bdev.c / io-cmd-file.c, {@code nvmet_*_execute_dsm}):
+ * Dataset Management (NVM Command Set 1.0, 3.2.3; kernel io-cmd-bdev.c / io-cmd-file.c, {@code nvmet_*_execute_dsm}):
  * without the deallocate attribute a hint, done at once; with it every range is checked first (one out of range
- * fails the command and nothing is deallocated), then each non-empty range goes to the backend, and the last
- * completion completes the command with the first failure, if any. Deallocation is advisory: a backend that cannot
- * do it has done nothing wrong.
+ * fails the command and nothing is deallocated), then each non-empty range goes to the backend's advisory
+ * {@code deallocate}, which discards or punches holes and never writes zeroes (a mkfs or fstrim discard of a whole
+ * disk must finish inside the host's 30 s I/O timeout), and the last completion completes the command with the
+ * first failure, if any. A backend that cannot deallocate ({@code -EOPNOTSUPP}) has done nothing wrong; what a read
+ * of a deallocated block returns is the backend's to say (Identify Namespace DLFEAT).
  */
 final class DatasetManagementCommand extends IoCommand {
     @Override

@@ -9,9 +9,9 @@ import dev.nvmf.target.nvme.Status;
 import dev.nvmf.target.nvme.SubmissionQueueEntry;
 
 /**
- * Write Zeroes (NVM Command Set 1.0, 3; kernel io-cmd-bdev.c / io-cmd-file.c, {@code nvmet_*_execute_write_zeroes}):
- * the range reads back zeroes; with DEAC the backend may deallocate it instead (DLFEAT says deallocated blocks read
- * zeroes).
+ * Write Zeroes (NVM Command Set 1.0, 3.2.8; kernel io-cmd-bdev.c / io-cmd-file.c,
+ * {@code nvmet_*_execute_write_zeroes}): the range reads back zeroes, always; with DEAC the backend may deallocate
+ * it instead, in a way that still reads back zeroes (so DLFEAT bit 3, WZDS, holds for every backend).
  */
 final class WriteZeroesCommand extends IoCommand {
     @Override
@@ -35,10 +35,7 @@ final class WriteZeroesCommand extends IoCommand {
 
     @Override
     public void execute(CommandContext ctx, Controller c) {
-        if ((ctx.sqe.cdw12() & NvmCommand.CDW12_DEAC) != 0) {
-            ctx.namespace.backend().deallocate(ctx.byteOffset, ctx.byteLength, ctx.request, ctx);
-        } else {
-            ctx.namespace.backend().writeZeroes(ctx.byteOffset, ctx.byteLength, ctx.request, ctx);
-        }
+        boolean mayDeallocate = (ctx.sqe.cdw12() & NvmCommand.CDW12_DEAC) != 0;
+        ctx.namespace.backend().writeZeroes(ctx.byteOffset, ctx.byteLength, mayDeallocate, ctx.request, ctx);
     }
 }

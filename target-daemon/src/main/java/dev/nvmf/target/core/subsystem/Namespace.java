@@ -50,7 +50,7 @@ public final class Namespace {
      * against the backend, which refuses what lies beyond its capacity.
      */
     public synchronized boolean revalidate() {
-        long blocks = backend.sizeBytes() >>> blockShift;
+        long blocks = backend.revalidateSize() >>> blockShift;
         if (blocks <= 0 || blocks == sizeBlocks) {
             return false;
         }

@@ -201,6 +201,7 @@ class RbdBackendTest {
             MemorySegment back = arena.allocate(span, 4096);
             assertEquals(0, read(base, back, span));
             assertZeroes(back, span, "a deallocated whole object");
+            assertTrue(backend.deallocatedReadsZeroes(), "what the core reports as DLFEAT 001b");
             // Parts of an object read back as zeroes too: rbd_skip_partial_discard is forced off (the core
             // reports DLFEAT "deallocated blocks read zeroes"); librbd's default would leave these two untouched.
             assertEquals(0, write(base, data, span, false));
