@@ -14,10 +14,10 @@ import java.util.Set;
  * and never exists without the hosts it allows.
  *
  * <p>Identity: hosts and subsystems by NQN, namespaces by NSID within their subsystem, ports by id. A namespace
- * whose backing (device/file/RAM size) or identifiers changed is reported as changed; the runtime removes and
- * re-adds it (hosts see a namespace-attribute-changed event). A port whose address or queue parameters changed
- * must be re-created ({@link PortChange#listenerChanged}); one whose subsystem list or referrals alone changed is
- * re-linked.
+ * whose backing (device/file/RAM size, any key of an RBD image including its user and keyring) or identifiers
+ * changed is reported as changed; the runtime removes and re-adds it (hosts see a namespace-attribute-changed event).
+ * A port whose address or queue parameters changed must be re-created ({@link PortChange#listenerChanged}); one whose
+ * subsystem list or referrals alone changed is re-linked.
  *
  * <p>What applies live and what on restart: allowed hosts, allow_any_host, namespaces, subsystems, hosts, ports,
  * referrals, discovery.all_ports and logging apply live. A subsystem's identity and limits (serial, model, firmware,
@@ -72,7 +72,7 @@ public record ConfigDiff(List<String> hostsAdded, List<String> hostsRemoved,
         public boolean enabledOnly() {
             return before.enabled() != after.enabled()
                     && before.equals(new NamespaceSection(after.nsid(), after.kind(), after.path(), after.ramSize(),
-                    after.uuid(), after.nguid(), after.readOnly(), before.enabled(), after.bufferedIo()));
+                    after.uuid(), after.nguid(), after.readOnly(), before.enabled(), after.bufferedIo(), after.rbd()));
         }
     }
 
@@ -203,6 +203,16 @@ public record ConfigDiff(List<String> hostsAdded, List<String> hostsRemoved,
                 added(old.allowedHosts(), now.allowedHosts()), added(now.allowedHosts(), old.allowedHosts()));
     }
 
+    /** " (rbd: id, keyring)" when both sides are RBD images and keys under rbd changed: names, never values. */
+    private static String rbdKeysChanged(NamespaceChange n) {
+        RbdSection before = n.before().rbd();
+        RbdSection after = n.after().rbd();
+        if (before == null || after == null || before.equals(after)) {
+            return "";
+        }
+        return " (rbd: " + String.join(", ", after.keysChangedFrom(before)) + ")";
+    }
+
     private static void change(List<String> out, String key, Object before, Object after) {
         if (!Objects.equals(before, after)) {
             out.add(key + ": " + before + " -> " + after);
@@ -245,7 +255,7 @@ public record ConfigDiff(List<String> hostsAdded, List<String> hostsRemoved,
                     + n.describeBacking()));
             c.namespacesChanged().forEach(n -> out.add("~ namespace " + c.nqn() + " nsid " + n.after().nsid()
                     + (n.enabledOnly() ? (n.after().enabled() ? " enabled" : " disabled")
-                    : " " + n.after().describeBacking())));
+                    : " " + n.after().describeBacking() + rbdKeysChanged(n))));
             c.allowedHostsRemoved().forEach(h -> out.add("- allowed host " + h + " on " + c.nqn()));
             c.allowedHostsAdded().forEach(h -> out.add("+ allowed host " + h + " on " + c.nqn()));
         }

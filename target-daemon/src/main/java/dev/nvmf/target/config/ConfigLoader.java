@@ -21,6 +21,7 @@ import java.util.Set;
 import java.util.UUID;
 import java.util.regex.Pattern;
 
+import dev.nvmf.target.backend.rbd.RbdSpec;
 import dev.nvmf.target.core.subsystem.SubsystemConfig;
 import org.snakeyaml.engine.v2.api.LoadSettings;
 import org.snakeyaml.engine.v2.api.lowlevel.Compose;
@@ -140,6 +141,11 @@ public final class ConfigLoader {
         return String.format(Locale.ROOT, "%016x", u.getMostSignificantBits());
     }
 
+    /** What makes two RBD namespaces the same image: the cluster (its ceph.conf) and the image's full name. */
+    private record RbdImage(String conf, String pool, String namespace, String image, String snapshot) {}
+
+    private record RbdUse(String where, Node node) {}
+
     private static final class Reader {
         private final Problems p;
         private final Options options;
@@ -149,6 +155,8 @@ public final class ConfigLoader {
         /** Names already reported as invalid: references to them are not reported a second time. */
         private final Set<String> refusedHosts = new HashSet<>();
         private final Set<String> refusedSubsystems = new HashSet<>();
+        /** Every RBD image served, with its first namespace: two namespaces on one image get a warning. */
+        private final Map<RbdImage, RbdUse> rbdImages = new HashMap<>();
 
         Reader(Problems problems, Options options) {
             this.p = problems;
@@ -435,13 +443,14 @@ public final class ConfigLoader {
                 }
                 if (given.size() != 1) {
                     p.error(n.node(), path, given.isEmpty()
-                            ? "a namespace needs one of 'device', 'file' or 'ram_size'"
-                            : "a namespace takes only one of 'device', 'file' or 'ram_size', found "
+                            ? "a namespace needs one of 'device', 'file', 'ram_size' or 'rbd'"
+                            : "a namespace takes only one of 'device', 'file', 'ram_size' or 'rbd', found "
                               + String.join(" and ", given));
                 }
                 String device = n.string("device", null);
                 String file = n.string("file", null);
                 long ram = n.size("ram_size", 0, Limits.RAM_SIZE);
+                RbdSection rbd = rbd(n, subsystemNqn, nsid);
                 String backingPath = kind == NamespaceSection.Kind.DEVICE ? device
                         : kind == NamespaceSection.Kind.FILE ? file : null;
                 if (given.size() == 1 && backingPath != null) {
@@ -495,15 +504,108 @@ public final class ConfigLoader {
                 boolean bufferedIo = n.bool("buffered_io", false);
                 if (n.has("buffered_io") && kind != null && kind != NamespaceSection.Kind.FILE) {
                     p.error(n.value("buffered_io"), n.path("buffered_io"), "buffered_io applies to file namespaces "
-                            + "only (block devices are always opened O_DIRECT, RAM has no page cache)");
+                            + "only (block devices are always opened O_DIRECT, RAM has no page cache, RBD has "
+                            + "librbd's cache)");
                 }
                 n.rejectUnknown();
-                if (kind != null && nsid > 0) {
+                boolean backed = kind != NamespaceSection.Kind.RBD || rbd != null;
+                if (kind != null && nsid > 0 && backed) {
                     out.add(new NamespaceSection(nsid, kind, backingPath, kind == NamespaceSection.Kind.RAM ? ram : 0,
-                            uuid, nguid, readOnly, enabled, kind == NamespaceSection.Kind.FILE && bufferedIo));
+                            uuid, nguid, readOnly, enabled, kind == NamespaceSection.Kind.FILE && bufferedIo,
+                            kind == NamespaceSection.Kind.RBD ? rbd : null));
                 }
             }
             return out;
+        }
+
+        /**
+         * The {@code rbd} mapping of a namespace (null when absent or refused). Names are checked by the backend's
+         * own {@link RbdSpec} (its message starts with the key, and is reported at that key); {@code conf} and
+         * {@code keyring} are checked as files, like device paths. A keyring's value is never echoed: an operator
+         * who pasted the key there must not see it in a log.
+         */
+        RbdSection rbd(MapReader n, String subsystemNqn, long nsid) {
+            if (!n.has("rbd")) {
+                n.value("rbd");
+                return null;
+            }
+            MapReader r = n.map("rbd");
+            if (r == null) {
+                return null;
+            }
+            int errors = p.errors().size();
+            String pool = r.requiredString("pool");
+            String image = r.requiredString("image");
+            String namespace = r.string("namespace", null);
+            String snapshot = r.string("snapshot", null);
+            String conf = rbdFile(r, "conf");
+            String id = r.string("id", RbdSpec.DEFAULT_ID);
+            String keyring = rbdFile(r, "keyring");
+            long blockSize = r.integer("block_size", RbdSection.DEFAULT_BLOCK_SIZE, Long.MIN_VALUE, Long.MAX_VALUE);
+            if (blockSize != 512 && blockSize != 4096) {
+                p.error(r.value("block_size"), r.path("block_size"), "block_size must be 512 or 4096 (the logical "
+                        + "block sizes the target serves), found " + blockSize);
+            }
+            int connect = (int) r.integer("connect_timeout", RbdSection.DEFAULT_CONNECT_TIMEOUT,
+                    Limits.RBD_TIMEOUT_SECONDS);
+            int osdOp = (int) r.integer("osd_op_timeout", RbdSection.DEFAULT_OSD_OP_TIMEOUT,
+                    Limits.RBD_TIMEOUT_SECONDS);
+            int monOp = (int) r.integer("mon_op_timeout", RbdSection.DEFAULT_MON_OP_TIMEOUT,
+                    Limits.RBD_TIMEOUT_SECONDS);
+            if (r.keyNode("key") != null) {
+                p.error(r.keyNode("key"), r.path("key"), "the cephx key does not go in this file: keep it in a "
+                        + "keyring file (mode 0600) and name that file with 'keyring'");
+                r.value("key");
+            }
+            r.rejectUnknown();
+            if (pool == null || image == null || p.errors().size() > errors) {
+                return null;
+            }
+            RbdSection section = new RbdSection(pool, namespace, image, snapshot, conf, id, keyring,
+                    (int) blockSize, connect, osdOp, monOp);
+            try {
+                section.spec();
+            } catch (IllegalArgumentException e) {
+                String key = e.getMessage().split(" ", 2)[0];
+                Node at = r.has(key) ? r.value(key) : r.node();
+                p.error(at, r.has(key) ? r.path(key) : r.path(), e.getMessage());
+                return null;
+            }
+            String here = (subsystemNqn == null ? "?" : subsystemNqn) + " nsid " + nsid;
+            RbdImage identity = new RbdImage(conf, pool, namespace, image, snapshot);
+            RbdUse first = rbdImages.putIfAbsent(identity, new RbdUse(here, r.node()));
+            if (first != null) {
+                p.warning(r.node(), r.path(), section.describe() + " is also served by " + first.where() + " (at "
+                        + Problems.where(first.node()) + "): hosts see two different disks with the same blocks"
+                        + (snapshot == null ? ", and the two take turns at the image's exclusive lock" : ""));
+            }
+            return section;
+        }
+
+        /** conf, keyring: an absolute path; with the device check, an existing regular file this user can read. */
+        String rbdFile(MapReader r, String key) {
+            String path = r.string(key, null);
+            if (path == null) {
+                return null;
+            }
+            Node v = r.value(key);
+            if (path.isEmpty() || !path.startsWith("/")) {
+                p.error(v, r.path(key), "keyring".equals(key) ? "keyring must be the absolute path of a keyring "
+                        + "file (the key itself stays in that file)" : "'" + path + "' must be an absolute path");
+                return null;
+            }
+            if (!options.checkDevices()) {
+                return path;
+            }
+            Path file = Path.of(path);
+            if (!Files.exists(file)) {
+                p.error(v, r.path(key), key + " '" + path + "' does not exist");
+            } else if (!Files.isRegularFile(file)) {
+                p.error(v, r.path(key), key + " '" + path + "' is not a regular file");
+            } else if (!Files.isReadable(file)) {
+                p.error(v, r.path(key), key + " '" + path + "' is not readable by this user");
+            }
+            return path;
         }
 
         void checkBacking(MapReader n, NamespaceSection.Kind kind, String path) {

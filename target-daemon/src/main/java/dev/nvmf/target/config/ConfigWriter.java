@@ -23,6 +23,31 @@ public final class ConfigWriter {
         return new Dump(settings).dumpToString(toMap(config));
     }
 
+    /** Every key of an RBD image; the optional ones only when set (absent means librados' default search). */
+    static Map<String, Object> rbd(RbdSection r) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("pool", r.pool());
+        if (r.namespace() != null) {
+            m.put("namespace", r.namespace());
+        }
+        m.put("image", r.image());
+        if (r.snapshot() != null) {
+            m.put("snapshot", r.snapshot());
+        }
+        if (r.conf() != null) {
+            m.put("conf", r.conf());
+        }
+        m.put("id", r.id());
+        if (r.keyring() != null) {
+            m.put("keyring", r.keyring());
+        }
+        m.put("block_size", r.blockSize());
+        m.put("connect_timeout", r.connectTimeoutSeconds());
+        m.put("osd_op_timeout", r.osdOpTimeoutSeconds());
+        m.put("mon_op_timeout", r.monOpTimeoutSeconds());
+        return m;
+    }
+
     static Map<String, Object> toMap(TargetConfig c) {
         Map<String, Object> root = new LinkedHashMap<>();
         List<Object> hosts = new ArrayList<>();
@@ -77,6 +102,7 @@ public final class ConfigWriter {
                     case DEVICE -> nm.put("device", n.path());
                     case FILE -> nm.put("file", n.path());
                     case RAM -> nm.put("ram_size", Sizes.format(n.ramSize()));
+                    case RBD -> nm.put("rbd", rbd(n.rbd()));
                 }
                 if (n.uuid() != null) {
                     nm.put("uuid", n.uuid().toString());

@@ -1,5 +1,6 @@
 package dev.nvmf.target.config;
 
+import dev.nvmf.target.backend.rbd.RbdSpec;
 import dev.nvmf.target.core.TargetOptions;
 import dev.nvmf.target.core.subsystem.NamespaceConfig;
 import dev.nvmf.target.core.subsystem.SubsystemConfig;
@@ -120,6 +121,12 @@ public final class Limits {
      */
     public static final SizeRule RAM_SIZE = new SizeRule(4 << 10, 16L << 40, 512, false,
             "a namespace holds whole 512-byte blocks");
+
+    /**
+     * rbd.connect_timeout, rbd.osd_op_timeout, rbd.mon_op_timeout: whole seconds (librados takes no fraction), never
+     * 0 (which Ceph reads as "wait forever"), at most an hour ({@link RbdSpec#MAX_TIMEOUT}).
+     */
+    public static final Range RBD_TIMEOUT_SECONDS = new Range(1, RbdSpec.MAX_TIMEOUT.toSeconds());
 
     // ------------------------------------------------------------------------------------------- metrics
 

@@ -7,7 +7,7 @@ import java.util.UUID;
  *
  * @param nsid     namespace id, {@link Limits#NSID}
  * @param kind     what backs it
- * @param path     the block device or file; null for RAM
+ * @param path     the block device or file; null for RAM and RBD
  * @param ramSize  bytes of memory for a RAM namespace; 0 otherwise
  * @param uuid     namespace UUID (Identify Namespace Identification Descriptor); derived from subsystem NQN and
  *                 NSID when not configured, so it is stable across restarts
@@ -16,16 +16,19 @@ import java.util.UUID;
  * @param enabled  false keeps it configured but invisible to hosts (nvmetcli "enable": 0)
  * @param bufferedIo a file namespace goes through the page cache; false (the default) opens the file O_DIRECT, as
  *                 the kernel target does (kernel io-cmd-file.c, nvmet_file_ns_enable; configfs buffered_io)
+ * @param rbd      the Ceph RBD image of an RBD namespace; null for the other kinds
  */
 public record NamespaceSection(long nsid, Kind kind, String path, long ramSize, UUID uuid, String nguid,
-                               boolean readOnly, boolean enabled, boolean bufferedIo) {
+                               boolean readOnly, boolean enabled, boolean bufferedIo, RbdSection rbd) {
     public enum Kind {
         /** A block device, e.g. /dev/nvme0n1 (kernel: io-cmd-bdev.c). */
         DEVICE("device"),
         /** A regular file (kernel: io-cmd-file.c). */
         FILE("file"),
         /** Memory, lost on exit; for tests and benchmarks. */
-        RAM("ram_size");
+        RAM("ram_size"),
+        /** A Ceph RBD image, through librbd (docs/rbd.md). */
+        RBD("rbd");
 
         private final String key;
 
@@ -39,12 +42,13 @@ public record NamespaceSection(long nsid, Kind kind, String path, long ramSize, 
         }
     }
 
-    /** "device:/dev/x", "file:/path" or "ram:1GiB", for logs and diffs. */
+    /** "device:/dev/x", "file:/path", "ram:1GiB" or "rbd:pool/image", for logs and diffs (never credentials). */
     public String describeBacking() {
         return switch (kind) {
             case DEVICE -> "device:" + path;
             case FILE -> "file:" + path + (bufferedIo ? " (buffered)" : "");
             case RAM -> "ram:" + Sizes.format(ramSize);
+            case RBD -> rbd.describe();
         };
     }
 }

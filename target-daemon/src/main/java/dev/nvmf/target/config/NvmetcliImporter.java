@@ -276,7 +276,7 @@ public final class NvmetcliImporter {
                     + "out: this target opens block devices O_DIRECT");
             bufferedIo = false;
         }
-        return new NamespaceSection(nsid, kind, path, 0, uuid, nguid, false, enabled, bufferedIo);
+        return new NamespaceSection(nsid, kind, path, 0, uuid, nguid, false, enabled, bufferedIo, null);
     }
 
     private PortSection port(MapReader m) {

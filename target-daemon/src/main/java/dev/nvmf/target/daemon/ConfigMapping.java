@@ -3,6 +3,7 @@ package dev.nvmf.target.daemon;
 import dev.nvmf.target.backend.AsyncFdBackend;
 import dev.nvmf.target.backend.BackendSpec;
 import dev.nvmf.target.backend.BlockBackend;
+import dev.nvmf.target.backend.rbd.RbdBackend;
 import dev.nvmf.target.config.DiscoverySection;
 import dev.nvmf.target.config.NamespaceSection;
 import dev.nvmf.target.config.PortSection;
@@ -83,12 +84,16 @@ final class ConfigMapping {
                 s.cntlidMax(), s.maxQid(), s.version(), s.ieeeOui());
     }
 
-    /** What to open for a namespace: RAM of its size, an existing file (its size), or a block device. */
+    /**
+     * What to open for a namespace: RAM of its size, an existing file (its size), a block device, or an RBD image
+     * (its size from the image).
+     */
     static BackendSpec backend(NamespaceSection n) {
         BackendSpec spec = switch (n.kind()) {
             case RAM -> BackendSpec.ram(n.ramSize());
             case FILE -> BackendSpec.file(Path.of(n.path())).withBufferedIo(n.bufferedIo());
             case DEVICE -> BackendSpec.device(Path.of(n.path()));
+            case RBD -> BackendSpec.rbd(n.rbd().spec());
         };
         return spec.withReadOnly(n.readOnly());
     }
@@ -96,11 +101,12 @@ final class ConfigMapping {
     /**
      * The core's namespace identity. The logical block size is 512 bytes (the kernel target's choice for files,
      * and what hosts expect of a RAM disk) unless the medium cannot address less: under O_DIRECT a device's (or a
-     * file system's) logical block size, 4096 when it is more than 512.
+     * file system's) logical block size, 4096 when it is more than 512. An RBD image addresses bytes: its backend
+     * says which of the two the namespace was configured with ({@code rbd.block_size}).
      */
     static NamespaceConfig namespace(NamespaceSection n, BlockBackend backend) {
         int unit = backend instanceof AsyncFdBackend fd ? fd.logicalBlockSize() : 1;
-        int blockSize = unit <= 512 ? 512 : 4096;
+        int blockSize = backend instanceof RbdBackend rbd ? rbd.logicalBlockSize() : unit <= 512 ? 512 : 4096;
         if (blockSize % unit != 0) {
             throw new IllegalArgumentException("nsid " + n.nsid() + ": " + backend.describe() + " addresses "
                     + unit + "-byte blocks, which neither 512- nor 4096-byte logical blocks are a multiple of");

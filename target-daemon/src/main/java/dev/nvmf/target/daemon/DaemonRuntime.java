@@ -4,6 +4,7 @@ import dev.nvmf.target.backend.AsyncFdBackend;
 import dev.nvmf.target.backend.BlockBackend;
 import dev.nvmf.target.backend.BlockBackends;
 import dev.nvmf.target.backend.FileBackend;
+import dev.nvmf.target.backend.rbd.RbdBackend;
 import dev.nvmf.target.config.ConfigDiff;
 import dev.nvmf.target.config.ConfigDiff.NamespaceChange;
 import dev.nvmf.target.config.ConfigDiff.PortChange;
@@ -28,6 +29,9 @@ import dev.nvmf.target.service.EnvironmentException;
 import dev.nvmf.target.service.LogContext;
 import dev.nvmf.target.service.TargetRuntime;
 import dev.nvmf.verbs.RdmaProvider;
+import org.agrona.concurrent.AgentRunner;
+import org.agrona.concurrent.AgentTerminationException;
+import org.agrona.concurrent.SleepingMillisIdleStrategy;
 import org.agrona.concurrent.SystemNanoClock;
 
 import java.time.Duration;
@@ -42,7 +46,10 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import java.util.logging.Level;
@@ -52,8 +59,9 @@ import java.util.logging.Logger;
  * The real target behind {@code nvmf-target serve}: the YAML configuration mapped onto the NVMe core
  * ({@link NvmeTarget}: ports, subsystems, namespaces on {@link BlockBackends}, allowed hosts, which port exposes
  * which subsystem), the RDMA transport on a verbs provider (rdma-core through FFM in production, the soft fabric
- * in tests), a timer thread (keep-alive, metrics that are pulled from the transport), and the metrics and event
- * logs of {@link DaemonObserver}.
+ * in tests), a timer thread (keep-alive, metrics that are pulled from the transport), the {@link BackendAgent}
+ * (resizes an RBD image reports become the core's revalidation; RBD backends are closed there), and the metrics and
+ * event logs of {@link DaemonObserver}.
  *
  * <p>Reload ({@link #apply}) works in two phases. Prepare: open every backend the new configuration needs and bind
  * every new listener; nothing a host can see has changed yet, so a failure here (a file that will not open, an
@@ -101,6 +109,9 @@ public final class DaemonRuntime implements TargetRuntime {
     private Thread timer;
     private volatile boolean timerRunning;
     private final Set<Controller> expiriesCounted = Collections.newSetFromMap(new IdentityHashMap<>());
+    private BackendAgent backendAgent;
+    /** Backend closes handed to the backend agent by reloads and not finished yet: stop waits for them. */
+    private final List<CompletableFuture<Void>> closing = new ArrayList<>();
 
     public DaemonRuntime(Options options, TargetMetrics metrics) {
         this.options = Objects.requireNonNull(options, "options");
@@ -121,6 +132,7 @@ public final class DaemonRuntime implements TargetRuntime {
             throw new IllegalStateException("already started");
         }
         Map<NsKey, Opened> opened = new LinkedHashMap<>();
+        startBackendAgent();
         try {
             target = new NvmeTarget(ConfigMapping.options(cfg.transport()), SystemNanoClock.INSTANCE);
             target.observer(new DaemonObserver(metrics));
@@ -160,9 +172,10 @@ public final class DaemonRuntime implements TargetRuntime {
                 transport.stop(1000);
                 transport = null;
             }
-            for (Opened o : opened.values()) {
-                closeQuietly(o.backend());
+            for (Map.Entry<NsKey, Opened> o : opened.entrySet()) {
+                release(o.getValue().backend(), o.getKey().nqn(), o.getKey().nsid(), false);
             }
+            retireBackendAgent();
             for (SubsystemSection s : cfg.subsystems()) {
                 metrics.removeSubsystem(s.nqn());
             }
@@ -174,6 +187,31 @@ public final class DaemonRuntime implements TargetRuntime {
             }
             throw e;
         }
+    }
+
+    /** Starts the backend agent's thread (it ends by itself after {@link #retireBackendAgent}). */
+    private void startBackendAgent() {
+        backendAgent = new BackendAgent();
+        // Control-plane work only, a few tasks a day: a 10 ms idle sleep costs nothing and delays nothing that matters.
+        AgentRunner runner = new AgentRunner(new SleepingMillisIdleStrategy(10), e -> {
+            if (!(e instanceof AgentTerminationException)) {
+                LOG.log(Level.WARNING, "backend agent", e);
+            }
+        }, null, backendAgent);
+        AgentRunner.startOnThread(runner, r -> {
+            Thread t = new Thread(r);
+            t.setDaemon(true); // a close blocked by a lost cluster must not keep the process alive
+            return t;
+        });
+    }
+
+    /**
+     * Ends the backend agent once what was queued before has run: its thread exits by itself, and the caller never
+     * waits on a close that a lost cluster may hold for minutes.
+     */
+    private void retireBackendAgent() {
+        backendAgent.retire();
+        backendAgent = null;
     }
 
     private void startTimer() {
@@ -263,15 +301,63 @@ public final class DaemonRuntime implements TargetRuntime {
         if (bridge != null) {
             bridge.close();
         }
-        // Every queue is closed: the backends are idle. Flush what they cache, then close them.
+        // Every queue is closed: the backends are idle. Flush what they cache, then close them (RBD images on the
+        // backend agent, which also runs what reloads left to close; they get what is left of the timeout).
         for (Live l : live.values()) {
-            flushAndClose(l.backend(), l.nqn(), l.config().nsid());
+            release(l.backend(), l.nqn(), l.config().nsid(), true);
         }
         live.clear();
+        int left = awaitCloses(deadline);
+        retireBackendAgent();
         LOG.info("stopped: every queue drained, " + transport.metrics().queuesClosed.sum()
-                + " queues released in all, backends closed");
+                + " queues released in all, backends closed"
+                + (left == 0 ? "" : " but " + left + " RBD image(s) still closing (their cluster does not answer)"));
         target.close(); // no command is in flight: the core's own buffers go
         target = null;
+    }
+
+    /** Waits until the closes on the backend agent are done or the deadline passed; returns how many are not. */
+    private int awaitCloses(long deadlineNanos) {
+        for (CompletableFuture<Void> f : closing) {
+            try {
+                f.get(Math.max(0, deadlineNanos - System.nanoTime()), TimeUnit.NANOSECONDS);
+            } catch (TimeoutException e) {
+                break;
+            } catch (ExecutionException e) {
+                // BackendAgent completes every task normally; nothing to report here
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                break;
+            }
+        }
+        closing.removeIf(CompletableFuture::isDone);
+        int left = closing.size();
+        closing.clear();
+        return left;
+    }
+
+    /**
+     * Closes a backend no namespace serves any more, after a final flush if {@code flush}. An RBD image closes on
+     * the backend agent: with its cluster gone, {@code RbdBackend.close} waits for the cluster's timeouts, which
+     * would stall the service's control thread past the systemd watchdog. Anything else closes here, at once (a
+     * file or device may have to be opened again right after, in the same reload).
+     */
+    private void release(BlockBackend backend, String nqn, long nsid, boolean flush) {
+        if (backend instanceof RbdBackend rbd) {
+            rbd.capacityListener(null);
+            closing.removeIf(CompletableFuture::isDone);
+            closing.add(backendAgent.submit("closing " + backend.describe(), () -> {
+                if (flush) {
+                    flushAndClose(backend, nqn, nsid);
+                } else {
+                    closeQuietly(backend);
+                }
+            }));
+        } else if (flush) {
+            flushAndClose(backend, nqn, nsid);
+        } else {
+            closeQuietly(backend);
+        }
     }
 
     private static void join(Thread t, long millis) {
@@ -331,7 +417,7 @@ public final class DaemonRuntime implements TargetRuntime {
         try {
             return new Opened(n, b, ConfigMapping.namespace(n, b));
         } catch (RuntimeException e) {
-            b.close();
+            release(b, nqn, n.nsid(), false);
             throw new IllegalArgumentException(nqn + " namespace " + n.nsid() + ": " + e.getMessage(), e);
         }
     }
@@ -490,18 +576,25 @@ public final class DaemonRuntime implements TargetRuntime {
         config = next;
     }
 
+    /**
+     * Whether the changed namespace names the same file or device as before, which can be opened only after the old
+     * backend is closed. Never an RBD image: librbd lets two clients open one image (its exclusive lock passes from
+     * one to the other), so the new settings open in the prepare phase, and a wrong key, a missing image or an
+     * unreachable cluster refuses the reload with nothing changed.
+     */
     private static boolean sameMedium(NamespaceSection a, NamespaceSection b) {
-        return a.kind() == b.kind() && a.kind() != NamespaceSection.Kind.RAM && Objects.equals(a.path(), b.path());
+        return a.kind() == b.kind() && a.kind() != NamespaceSection.Kind.RAM && a.kind() != NamespaceSection.Kind.RBD
+                && Objects.equals(a.path(), b.path());
     }
 
     private void releasePrepared(Map<NsKey, Opened> opened, List<Integer> bound) {
-        for (Opened o : opened.values()) {
+        for (Map.Entry<NsKey, Opened> o : opened.entrySet()) {
             boolean serving = false;
             for (Live l : live.values()) {
-                serving |= l.backend() == o.backend();
+                serving |= l.backend() == o.getValue().backend();
             }
             if (!serving) {
-                closeQuietly(o.backend());
+                release(o.getValue().backend(), o.getKey().nqn(), o.getKey().nsid(), false);
             }
         }
         for (int id : bound) {
@@ -636,6 +729,7 @@ public final class DaemonRuntime implements TargetRuntime {
                 Live l = e.getValue();
                 Namespace ns = back.addNamespace(l.namespace().config(), l.backend());
                 ns.observer(l.namespace().observer());
+                watchCapacity(back, ns);
                 live.put(e.getKey(), new Live(nqn, l.config(), l.backend(), ns));
             }
             for (int p : ports) {
@@ -646,7 +740,7 @@ public final class DaemonRuntime implements TargetRuntime {
         });
         j.later(() -> {
             for (Live l : itsNamespaces.values()) {
-                flushAndClose(l.backend(), nqn, l.config().nsid());
+                release(l.backend(), nqn, l.config().nsid(), true);
             }
             metrics.removeSubsystem(nqn);
         });
@@ -736,6 +830,7 @@ public final class DaemonRuntime implements TargetRuntime {
             Opened o = open(sub.nqn(), oldCfg);
             Namespace ns = sub.addNamespace(o.coreConfig(), o.backend());
             ns.observer(new NamespaceMeters(metrics.namespaceIo(sub.nqn(), oldCfg.nsid())));
+            watchCapacity(sub, ns);
             live.put(new NsKey(sub.nqn(), oldCfg.nsid()), new Live(sub.nqn(), oldCfg, o.backend(), ns));
         } catch (Exception e) {
             LOG.log(Level.SEVERE, LogContext.format(sub.nqn(), null, "rollback could not reopen namespace "
@@ -750,6 +845,7 @@ public final class DaemonRuntime implements TargetRuntime {
         // Adding it raises the Namespace Attribute Changed notice on every controller of the subsystem.
         Namespace ns = sub.addNamespace(o.coreConfig(), o.backend());
         ns.observer(new NamespaceMeters(meters));
+        watchCapacity(sub, ns);
         NsKey key = new NsKey(nqn, nsid);
         live.put(key, new Live(nqn, o.config(), o.backend(), ns));
         j.did(() -> {
@@ -775,19 +871,48 @@ public final class DaemonRuntime implements TargetRuntime {
             if (again != null) {
                 Namespace ns = sub.addNamespace(l.namespace().config(), l.backend());
                 ns.observer(l.namespace().observer());
+                watchCapacity(sub, ns);
                 live.put(key, new Live(nqn, l.config(), l.backend(), ns));
             }
         });
         j.later(() -> {
             Live gone = removedThisReload.remove(key);
             if (gone != null) {
-                flushAndClose(gone.backend(), nqn, nsid);
+                release(gone.backend(), nqn, nsid, true);
             }
             if (!live.containsKey(key)) {
                 metrics.removeNamespace(nqn, nsid);
             }
         });
         LOG.info(LogContext.format(nqn, null, "namespace " + nsid + " removed (" + l.backend().describe() + ")"));
+    }
+
+    /**
+     * Lets an RBD namespace's resizes reach the core: the backend reports them on its size-monitor thread, which
+     * only queues them to the backend agent; there the core revalidates the namespace and tells every controller
+     * (changed namespace list, Namespace Attribute Changed). A resize that came between the open and now is caught
+     * by one revalidation queued here.
+     */
+    private void watchCapacity(Subsystem sub, Namespace ns) {
+        if (ns.backend() instanceof RbdBackend rbd) {
+            BackendAgent agent = backendAgent;
+            String what = "namespace " + ns.nsid() + " of " + sub.nqn() + ": resize of " + rbd.describe();
+            rbd.capacityListener((b, oldBytes, newBytes) -> agent.submit(what, () -> adoptCapacity(sub, ns)));
+            agent.submit(what, () -> adoptCapacity(sub, ns));
+        }
+    }
+
+    /** On the backend agent: the core adopts the medium's size, unless the namespace was removed or replaced. */
+    private static void adoptCapacity(Subsystem sub, Namespace ns) {
+        if (sub.namespace(ns.nsid()) != ns) {
+            return;
+        }
+        long before = ns.sizeBlocks();
+        if (sub.revalidateNamespace(ns.nsid())) {
+            LOG.info(LogContext.format(sub.nqn(), null, "namespace " + ns.nsid() + ": " + ns.backend().describe()
+                    + " is now " + ns.backend().sizeBytes() + " bytes, " + before + " -> " + ns.sizeBlocks() + " blocks"
+                    + " of " + ns.blockSize() + " B; connected hosts are told (Namespace Attribute Changed)"));
+        }
     }
 
     /** Whether a backend is a file or device backend with operations still in flight (diagnostics). */

@@ -331,9 +331,10 @@ class ConfigLoaderTest {
                         file: /srv/a.img
                 """.formatted(SUB);
         assertEquals(List.of(
-                "t.yaml:5:9: subsystems[0].namespaces[0]: a namespace needs one of 'device', 'file' or 'ram_size'",
-                "t.yaml:6:9: subsystems[0].namespaces[1]: a namespace takes only one of 'device', 'file' or "
-                        + "'ram_size', found file and ram_size"), errors(yaml));
+                "t.yaml:5:9: subsystems[0].namespaces[0]: a namespace needs one of 'device', 'file', 'ram_size' or "
+                        + "'rbd'",
+                "t.yaml:6:9: subsystems[0].namespaces[1]: a namespace takes only one of 'device', 'file', "
+                        + "'ram_size' or 'rbd', found file and ram_size"), errors(yaml));
     }
 
     @Test
@@ -513,7 +514,8 @@ class ConfigLoaderTest {
         assertEquals(List.of(false, true), ok(files).subsystems().get(0).namespaces().stream()
                 .map(NamespaceSection::bufferedIo).toList(), "O_DIRECT unless buffered_io is set");
         assertEquals(List.of("t.yaml:7:48: subsystems[0].namespaces[2].buffered_io: buffered_io applies to file "
-                + "namespaces only (block devices are always opened O_DIRECT, RAM has no page cache)"),
+                + "namespaces only (block devices are always opened O_DIRECT, RAM has no page cache, RBD has librbd's "
+                + "cache)"),
                 errors(files + "      - {nsid: 3, ram_size: 1MiB, buffered_io: true}\n"));
     }
 

@@ -46,16 +46,16 @@ class NvmetcliImporterTest {
         assertEquals(List.of(
                 // the all-zero NGUID nvmetcli saves for "unset" is dropped
                 new NamespaceSection(1, NamespaceSection.Kind.DEVICE, "/dev/nvme0n1", 0,
-                        UUID.fromString("5f6b2c1a-8e4d-4b7a-9c3e-2d1f0a9b8c7d"), null, false, true, false),
+                        UUID.fromString("5f6b2c1a-8e4d-4b7a-9c3e-2d1f0a9b8c7d"), null, false, true, false, null),
                 new NamespaceSection(2, NamespaceSection.Kind.FILE, "/srv/nvmet/vol1-ns2.img", 0,
                         UUID.fromString("1e2d3c4b-5a69-4788-9a0b-c1d2e3f40516"), "ef90689c6c46d44c89c14067801309a8",
-                        false, false, false)), vol1.namespaces());
+                        false, false, false, null)), vol1.namespaces());
 
         SubsystemSection scratch = c.subsystem(SCRATCH).orElseThrow();
         assertEquals(true, scratch.allowAnyHost());
         assertEquals(List.of(), scratch.allowedHosts());
         assertEquals(List.of(new NamespaceSection(10, NamespaceSection.Kind.DEVICE, "/dev/nullb0", 0,
-                UUID.fromString("9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d"), null, false, true, false)),
+                UUID.fromString("9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d"), null, false, true, false, null)),
                 scratch.namespaces());
 
         assertEquals(List.of(json + ":62:19: ports[2].addr.trtype: port 3 uses trtype 'tcp'; this target serves "

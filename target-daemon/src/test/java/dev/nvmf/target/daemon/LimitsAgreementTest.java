@@ -56,6 +56,12 @@ class LimitsAgreementTest {
         final Map<String, String> referral = new LinkedHashMap<>();
         String metricsListen = "127.0.0.1:9464";
 
+        /** Namespace 1 becomes an RBD image with {@code key} set. */
+        void rbd(String key, String value) {
+            namespace.remove("ram_size");
+            namespace.put("rbd", "{pool: rbd, image: disk1, " + key + ": " + value + "}");
+        }
+
         String yaml() {
             StringBuilder b = new StringBuilder();
             b.append("hosts:\n  - nqn: ").append(HOST).append('\n');
@@ -154,6 +160,12 @@ class LimitsAgreementTest {
         b.add(new Bound("subsystems[0].namespaces[0].ram_size", "ram_size", Limits.RAM_SIZE.text(),
                 (k, v) -> k.namespace.put("ram_size", v), List.of("4KiB", "16TiB"),
                 List.of("3584", "17592186044928", "4100")));
+        for (String key : List.of("connect_timeout", "osd_op_timeout", "mon_op_timeout")) {
+            b.add(new Bound("subsystems[0].namespaces[0].rbd." + key, key, Limits.RBD_TIMEOUT_SECONDS.text(),
+                    (k, v) -> k.rbd(key, v), List.of("1", "3600"), List.of("0", "3601", "1.5")));
+        }
+        b.add(new Bound("subsystems[0].namespaces[0].rbd.block_size", "block_size", "`512` or `4096`",
+                (k, v) -> k.rbd("block_size", v), List.of("512", "4096"), List.of("1024", "511", "8192")));
         b.add(new Bound("metrics.listen", "listen", "port " + Limits.METRICS_PORT.text(),
                 (k, v) -> k.metricsListen = "127.0.0.1:" + v, List.of("1", "65535"), List.of("0", "65536")));
         return b;

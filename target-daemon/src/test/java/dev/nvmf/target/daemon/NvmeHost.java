@@ -1,6 +1,7 @@
 package dev.nvmf.target.daemon;
 
 import dev.nvmf.target.nvme.FabricsCommand;
+import dev.nvmf.target.nvme.IdentifyNamespace;
 import dev.nvmf.target.nvme.Le;
 import dev.nvmf.target.nvme.Opcodes;
 import dev.nvmf.target.nvme.Properties;
@@ -13,6 +14,7 @@ import dev.nvmf.verbs.RdmaProvider;
 import java.lang.foreign.MemorySegment;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.Arrays;
 import java.util.function.BooleanSupplier;
 
@@ -26,6 +28,10 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
  * running its own threads: waits poll the host with a bound.
  */
 final class NvmeHost implements AutoCloseable {
+    /** Dataset Management CDW11 bit 2, AD (NVM Command Set 1.0, 3.2.1). */
+    static final int DSM_ATTRIBUTE_DEALLOCATE = 1 << 2;
+    /** One Dataset Management range: context attributes, length, starting LBA. */
+    static final int DSM_RANGE_BYTES = 16;
     static final int CC_ENABLE = Properties.CC_EN | (6 << Properties.CC_IOSQES_SHIFT) | (4 << Properties.CC_IOCQES_SHIFT);
 
     final TestHost rdma;
@@ -47,7 +53,11 @@ final class NvmeHost implements AutoCloseable {
     }
 
     static void await(BooleanSupplier condition, TestHost h, String what) {
-        long deadline = System.nanoTime() + 20_000_000_000L;
+        await(condition, h, what, Duration.ofSeconds(20));
+    }
+
+    static void await(BooleanSupplier condition, TestHost h, String what, Duration bound) {
+        long deadline = System.nanoTime() + bound.toNanos();
         while (!condition.getAsBoolean()) {
             if (h != null) {
                 h.poll();
@@ -83,7 +93,11 @@ final class NvmeHost implements AutoCloseable {
     }
 
     TestHost.Response awaitResponse(int cid) {
-        await(() -> rdma.response(cid) != null, rdma, "response to cid " + cid + " on qid " + qid);
+        return awaitResponse(cid, Duration.ofSeconds(20));
+    }
+
+    TestHost.Response awaitResponse(int cid, Duration bound) {
+        await(() -> rdma.response(cid) != null, rdma, "response to cid " + cid + " on qid " + qid, bound);
         TestHost.Response r = rdma.response(cid);
         rdma.received.remove(r);
         return r;
@@ -187,6 +201,40 @@ final class NvmeHost implements AutoCloseable {
         TestHost.inCapsule(c, 0, data.length);
         MemorySegment.copy(MemorySegment.ofArray(data), 0, c, 64, data.length);
         return execute(c, data.length);
+    }
+
+    /** Flush of one namespace; returns the status. */
+    int flush(int nsid) {
+        MemorySegment c = command(Opcodes.IO_FLUSH);
+        Le.u32(c, 4, nsid);
+        return execute(c);
+    }
+
+    /** Write Zeroes of {@code blocks} blocks at {@code slba}; returns the status. */
+    int writeZeroes(int nsid, long slba, int blocks) {
+        MemorySegment c = command(Opcodes.IO_WRITE_ZEROES);
+        Le.u32(c, 4, nsid);
+        Le.u64(c, 40, slba);
+        Le.u32(c, 48, blocks - 1);
+        return execute(c);
+    }
+
+    /** Dataset Management with the Deallocate attribute over one range, sent in the capsule; returns the status. */
+    int deallocate(int nsid, long slba, int blocks) {
+        MemorySegment c = command(Opcodes.IO_DATASET_MANAGEMENT);
+        Le.u32(c, 4, nsid);
+        Le.u32(c, 40, 0); // NR: one range (0's based)
+        Le.u32(c, 44, DSM_ATTRIBUTE_DEALLOCATE);
+        TestHost.inCapsule(c, 0, DSM_RANGE_BYTES);
+        Le.u32(c, 64, 0);          // context attributes
+        Le.u32(c, 64 + 4, blocks); // length in logical blocks
+        Le.u64(c, 64 + 8, slba);   // starting LBA
+        return execute(c, DSM_RANGE_BYTES);
+    }
+
+    /** Identify Namespace: NSZE, the size in logical blocks. */
+    long namespaceSize(int nsid) {
+        return Le.u64(identify(0x00, nsid), IdentifyNamespace.NSZE);
     }
 
     /** Read by keyed SGL: [status, data]. */
