@@ -118,7 +118,9 @@ class EpollWaiterTest {
         try (EpollWaiter w = new EpollWaiter(); EventFd source = new EventFd("source")) {
             w.add(source::fd, 5);
             long best = Long.MAX_VALUE;
-            for (int round = 0; round < 4 && best != 0; round++) {
+            // Until C2 has compiled the loop, downcalls box their arguments: on a loaded machine that takes many
+            // rounds, so warm up for up to 40 and take the quietest (any allocation per cycle would show in every one).
+            for (int round = 0; round < 40 && best != 0; round++) {
                 long before = mx.getCurrentThreadAllocatedBytes();
                 int seen = 0;
                 for (int i = 0; i < 5_000; i++) {
@@ -135,7 +137,7 @@ class EpollWaiterTest {
                 assertEquals(5_000, seen);
                 if (round > 0) best = Math.min(best, allocated);   // round 0 warms up
             }
-            assertEquals(0, best, "bytes allocated by 5,000 signal/await/timer cycles");
+            assertEquals(0, best, "bytes allocated by 5,000 signal/await/timer cycles (quietest of 39 rounds)");
         }
     }
 }
