@@ -219,7 +219,7 @@ public final class CmEventLoop implements Runnable {
             case QP_FATAL, QP_REQ_ERR, QP_ACCESS_ERR -> {
                 if (q != null) {
                     LOG.log(System.Logger.Level.WARNING, "async event {0} on qp {1}", ev.type(), ev.qpNum());
-                    q.poller().submitCommand(p -> q.startDrain("async event " + ev.type(), true));
+                    q.poller().submitCommand(() -> q.startDrain("async event " + ev.type(), true));
                 }
             }
             case SQ_DRAINED, QP_LAST_WQE_REACHED -> { }
@@ -235,13 +235,13 @@ public final class CmEventLoop implements Runnable {
                     return; // acked inside (a rejected id is destroyed after the ack)
                 }
                 case ESTABLISHED -> {
-                    if (e.id().context() instanceof RdmaQueue q) q.poller().submitCommand(p -> q.onEstablished());
+                    if (e.id().context() instanceof RdmaQueue q) q.poller().submitCommand(() -> q.onEstablished());
                 }
                 case DISCONNECTED, CONNECT_ERROR, UNREACHABLE, REJECTED, DEVICE_REMOVAL -> {
                     if (e.id().context() instanceof RdmaQueue q) {
                         String why = "CM " + e.type();
                         // The host went away: the QP is (or will be) in error; disconnect our side as well.
-                        q.poller().submitCommand(p -> q.startDrain(why, true));
+                        q.poller().submitCommand(() -> q.startDrain(why, true));
                     }
                 }
                 case TIMEWAIT_EXIT, ADDR_CHANGE -> { }
@@ -368,7 +368,7 @@ public final class CmEventLoop implements Runnable {
             } catch (RuntimeException ex) {
                 // Receives are posted: the queue must drain like any other.
                 LOG.log(System.Logger.Level.WARNING, "rdma_accept failed: " + ex.getMessage());
-                poller.submitCommand(p -> q.startDrain("accept failed", true));
+                poller.submitCommand(() -> q.startDrain("accept failed", true));
             }
             LOG.log(System.Logger.Level.INFO, "accepted qid {0} depth {1} from {2} (poller {3}, read depth {4})",
                     data.qid(), depth, q.peer(), poller.index(), readDepth);
@@ -437,7 +437,7 @@ public final class CmEventLoop implements Runnable {
         }
         listeners.clear();
         for (RdmaQueue q : List.copyOf(open)) {
-            q.poller().submitCommand(p -> q.startDrain("target shutting down", true));
+            q.poller().submitCommand(() -> q.startDrain("target shutting down", true));
         }
     }
 

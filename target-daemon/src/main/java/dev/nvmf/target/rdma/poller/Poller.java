@@ -3,8 +3,10 @@ package dev.nvmf.target.rdma.poller;
 import dev.nvmf.target.rdma.RdmaMetrics;
 import dev.nvmf.target.rdma.RdmaTransportConfig;
 import dev.nvmf.target.rdma.memory.DeviceResources;
+import dev.nvmf.target.rdma.queue.QueuePoller;
 import dev.nvmf.target.rdma.queue.RdmaQueue;
 import dev.nvmf.target.rdma.queue.RdmaRequest;
+import dev.nvmf.target.rdma.queue.WrId;
 import dev.nvmf.verbs.CompletionChannel;
 import dev.nvmf.verbs.WcStatus;
 import dev.nvmf.verbs.WorkCompletion;
@@ -23,7 +25,7 @@ import java.util.function.Consumer;
  * Tests call {@code doWork()} directly; {@link #run()} is the thread's duty cycle, which when idle arms its CQs,
  * polls once more, and blocks on the completion channel (an idle daemon burns no CPU).
  */
-public final class Poller implements Runnable {
+public final class Poller implements Runnable, QueuePoller {
     private static final System.Logger LOG = System.getLogger(Poller.class.getName());
     public static final int BATCH = 32;
     public static final int MAX_QUEUES = 4096;
@@ -55,6 +57,7 @@ public final class Poller implements Runnable {
         freeSlotCount = MAX_QUEUES;
     }
 
+    @Override
     public int index() { return index; }
 
     /** Who finishes a drained queue (the transport hands it to the CM thread). */
@@ -88,18 +91,18 @@ public final class Poller implements Runnable {
     private void dispatch(int i) {
         long wrId = completions.wrId(i);
         int status = completions.status(i);
-        RdmaQueue q = queues.get(RdmaQueue.slotOf(wrId));
+        RdmaQueue q = queues.get(WrId.slot(wrId));
         if (q == null) {
             LOG.log(System.Logger.Level.WARNING, "completion for unknown queue slot {0} (status {1})",
-                    RdmaQueue.slotOf(wrId), WcStatus.name(status));
+                    WrId.slot(wrId), WcStatus.name(status));
             return;
         }
-        int idx = RdmaQueue.indexOf(wrId);
-        switch (RdmaQueue.kindOf(wrId)) {
-            case RdmaQueue.KIND_RECV -> q.onRecv(idx, status, completions.byteLen(i));
-            case RdmaQueue.KIND_SEND -> q.onSendComplete(idx, status);
-            case RdmaQueue.KIND_READ -> q.onReadComplete(idx, status);
-            case RdmaQueue.KIND_WRITE -> q.onWriteComplete(idx, status);
+        int idx = WrId.index(wrId);
+        switch (WrId.kind(wrId)) {
+            case WrId.RECV -> q.onRecv(idx, status, completions.byteLen(i));
+            case WrId.SEND -> q.onSendComplete(idx, status);
+            case WrId.READ -> q.onReadComplete(idx, status);
+            case WrId.WRITE -> q.onWriteComplete(idx, status);
             default -> LOG.log(System.Logger.Level.WARNING, "completion with unknown wr_id {0}", wrId);
         }
     }
@@ -114,7 +117,7 @@ public final class Poller implements Runnable {
                 r.queue().onCoreComplete(r);
             } else {
                 try {
-                    ((PollerCommand) o).run(this);
+                    ((Runnable) o).run();
                 } catch (RuntimeException e) {
                     LOG.log(System.Logger.Level.ERROR, "poller command failed", e);
                 }
@@ -192,12 +195,14 @@ public final class Poller implements Runnable {
     // From other threads
 
     /** A core completion (any thread; the poller's own thread too). Lock-free and allocation-free. */
+    @Override
     public void submitCompletion(RdmaRequest request) {
         offer(request);
     }
 
     /** A control command (any thread). */
-    public void submitCommand(PollerCommand command) {
+    @Override
+    public void submitCommand(Runnable command) {
         offer(command);
     }
 
@@ -213,11 +218,13 @@ public final class Poller implements Runnable {
     public boolean isPollerThread() { return Thread.currentThread() == thread; }
 
     /** Called by a queue (poller thread) when it has receives to repost at the end of this batch. */
+    @Override
     public void scheduleRepost(RdmaQueue queue) {
         repostQueues[repostCount++] = queue;
     }
 
     /** A queue finished its drain on this poller: no WR of it is outstanding any more (poller thread). */
+    @Override
     public void queueDrained(RdmaQueue queue) {
         queues.set(queue.slot(), null);
         drainedListener.accept(queue);
@@ -227,6 +234,7 @@ public final class Poller implements Runnable {
     // Control path (CM thread)
 
     /** The poller's resources on a device, created on first use (CQ, channel, data buffer pools). */
+    @Override
     public synchronized PollerDevice deviceFor(DeviceResources resources) {
         for (PollerDevice d : devices) if (d.resources() == resources) return d;
         PollerDevice d = new PollerDevice(resources, config);
@@ -240,6 +248,7 @@ public final class Poller implements Runnable {
     public PollerDevice[] devices() { return devices; }
 
     /** A slot for a new queue, or -1 when the poller is full. */
+    @Override
     public synchronized int allocateSlot() {
         if (freeSlotCount == 0) return -1;
         openQueues++;
@@ -247,11 +256,13 @@ public final class Poller implements Runnable {
     }
 
     /** Publishes a queue: from here its completions reach it (before its receives are posted). */
+    @Override
     public void publish(RdmaQueue queue) {
         queues.set(queue.slot(), queue);
     }
 
     /** Gives a slot back (CM thread, after the queue's QP is destroyed). */
+    @Override
     public synchronized void freeSlot(int slot) {
         queues.set(slot, null);
         freeSlots[freeSlotCount++] = slot;

@@ -3,11 +3,11 @@ package dev.nvmf.target.rdma.queue;
 import dev.nvmf.target.core.CommandQueue;
 import dev.nvmf.target.core.NvmeRequest;
 import dev.nvmf.target.core.QueueTransport;
+import dev.nvmf.target.nvme.Status;
+import dev.nvmf.target.nvme.SubmissionQueueEntry;
 import dev.nvmf.target.rdma.RdmaMetrics;
 import dev.nvmf.target.rdma.memory.BufferPool;
 import dev.nvmf.target.rdma.memory.RegisteredRegion;
-import dev.nvmf.target.rdma.poller.Poller;
-import dev.nvmf.target.rdma.poller.PollerDevice;
 import dev.nvmf.verbs.CmId;
 import dev.nvmf.verbs.QueuePair;
 import dev.nvmf.verbs.SendFlags;
@@ -17,8 +17,6 @@ import dev.nvmf.verbs.WrOpcode;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-
-import static java.lang.foreign.ValueLayout.JAVA_SHORT_UNALIGNED;
 
 /**
  * The transport side of one NVMe queue on one RC queue pair (kernel: {@code nvmet_rdma_queue}). Everything but
@@ -37,24 +35,8 @@ import static java.lang.foreign.ValueLayout.JAVA_SHORT_UNALIGNED;
 public final class RdmaQueue implements QueueTransport {
     private static final System.Logger LOG = System.getLogger(RdmaQueue.class.getName());
 
-    /** wr_id layout: slot << 32 | kind << 24 | context index. */
-    public static final int KIND_RECV = 1;
-    public static final int KIND_SEND = 2;
-    public static final int KIND_READ = 3;
-    public static final int KIND_WRITE = 4;
-
-    public static long wrId(int slot, int kind, int index) {
-        return (long) slot << 32 | (long) kind << 24 | index;
-    }
-
-    public static int slotOf(long wrId) { return (int) (wrId >>> 32); }
-
-    public static int kindOf(long wrId) { return (int) (wrId >>> 24) & 0xFF; }
-
-    public static int indexOf(long wrId) { return (int) wrId & 0xFFFFFF; }
-
-    private final Poller poller;
-    private final PollerDevice device;
+    private final QueuePoller poller;
+    private final QueueDevice device;
     private final RdmaMetrics metrics;
     private final CmId cmId;
     private final QueuePair qp;
@@ -95,7 +77,7 @@ public final class RdmaQueue implements QueueTransport {
      * @param sendBudget send WRs available to chains (the QP's max_send_wr)
      * @param readDepth  negotiated initiator depth (outstanding RDMA READs)
      */
-    public RdmaQueue(Poller poller, PollerDevice device, RdmaMetrics metrics, CmId cmId, QueuePair qp, int slot,
+    public RdmaQueue(QueuePoller poller, QueueDevice device, RdmaMetrics metrics, CmId cmId, QueuePair qp, int slot,
                      int portId, int qid, int depth, int inCapsuleDataSize, int maxIoSize,
                      boolean remoteInvalidation, int sendBudget, int readDepth, int cqEntries,
                      RegisteredRegion recvRegion, RegisteredRegion responseRegion, String peer) {
@@ -143,9 +125,9 @@ public final class RdmaQueue implements QueueTransport {
 
     private void prebuild(RdmaRequest r, int recvSize) {
         r.recvSge.set(r.recvBuffer.address(), recvSize, recvRegion.lkey());
-        r.recvWr.wrId(wrId(slot, KIND_RECV, r.index)).sgList(r.recvSge, 1).next(null);
+        r.recvWr.wrId(WrId.of(slot, WrId.RECV, r.index)).sgList(r.recvSge, 1).next(null);
         r.sendSge.set(r.response.address(), 16, responseRegion.lkey());
-        r.sendWr.wrId(wrId(slot, KIND_SEND, r.index)).sgList(r.sendSge, 1).next(null)
+        r.sendWr.wrId(WrId.of(slot, WrId.SEND, r.index)).sgList(r.sendSge, 1).next(null)
                 .opcode(WrOpcode.SEND).sendFlags(SendFlags.SIGNALED);
         r.dataWr.sgList(r.dataSge, 1).next(null);
     }
@@ -280,8 +262,9 @@ public final class RdmaQueue implements QueueTransport {
         NvmeRequest n = r.nvme;
         n.bind(r.command, r.response);
         n.startNanos(System.nanoTime());
-        int icd = Math.max(0, r.receivedLength - 64);
-        int sglStatus = r.receivedLength < 64 ? CommandSgl.SC_INVALID_FIELD : CommandSgl.parse(r, icd, maxIoSize);
+        int icd = Math.max(0, r.receivedLength - SubmissionQueueEntry.SIZE);
+        int sglStatus = r.receivedLength < SubmissionQueueEntry.SIZE ? Status.INVALID_FIELD
+                : CommandSgl.parse(r, icd, maxIoSize);
         if (sglStatus != 0) n.transportStatus(sglStatus);
         r.state = RdmaRequest.IN_CORE;
         r.inCore = true;
@@ -308,21 +291,19 @@ public final class RdmaQueue implements QueueTransport {
 
     private void needBuffer(RdmaRequest r) {
         BufferPool pool = device.poolFor(r.sglLength);
-        RequestFifo waiters = device.waitersFor(pool);
-        int b = waiters.isEmpty() ? pool.acquire() : -1;
+        r.pool = pool;
+        int b = pool.acquire(r);
         if (b < 0) {
             r.state = RdmaRequest.WAIT_BUFFER;
             metrics.bufferWaits.increment();
-            waiters.add(r);
             return;
         }
-        r.pool = pool;
         r.bufferIndex = b;
         continueWithBuffer(r);
     }
 
     /** A buffer waiter reached the head of its pool's FIFO and got buffer {@code index} (poller thread). */
-    public void bufferGranted(RdmaRequest r, BufferPool pool, int index) {
+    void bufferGranted(RdmaRequest r, BufferPool pool, int index) {
         r.pool = pool;
         r.bufferIndex = index;
         continueWithBuffer(r);
@@ -349,7 +330,7 @@ public final class RdmaQueue implements QueueTransport {
         r.holdsRead = true;
         r.state = RdmaRequest.READING;
         r.dataSge.set(r.pool.buffer(r.bufferIndex).address(), r.sglLength, r.pool.lkey());
-        r.dataWr.wrId(wrId(slot, KIND_READ, r.index)).opcode(WrOpcode.RDMA_READ).sendFlags(SendFlags.SIGNALED)
+        r.dataWr.wrId(WrId.of(slot, WrId.READ, r.index)).opcode(WrOpcode.RDMA_READ).sendFlags(SendFlags.SIGNALED)
                 .remote(r.remoteAddress, r.remoteKey).next(null);
         int rc = qp.postSend(r.dataWr);
         metrics.rdmaReads.increment();
@@ -397,8 +378,7 @@ public final class RdmaQueue implements QueueTransport {
     }
 
     private static boolean success(RdmaRequest r) {
-        // CQE status field at byte 14: phase bit 0, SC/SCT above it. 0 = success.
-        return (r.response.get(JAVA_SHORT_UNALIGNED, 14) & 0xFFFE) == 0;
+        return r.cqe.status() == Status.SUCCESS;
     }
 
     /**
@@ -427,7 +407,7 @@ public final class RdmaQueue implements QueueTransport {
                 MemorySegment.copy(data, 0, buffer, 0, length);
             }
             r.dataSge.set(buffer.address(), length, r.pool.lkey());
-            r.dataWr.wrId(wrId(slot, KIND_WRITE, r.index)).opcode(WrOpcode.RDMA_WRITE).sendFlags(0)
+            r.dataWr.wrId(WrId.of(slot, WrId.WRITE, r.index)).opcode(WrOpcode.RDMA_WRITE).sendFlags(0)
                     .remote(r.remoteAddress, r.remoteKey).next(send);
             first = r.dataWr;
             metrics.rdmaWrites.increment();
@@ -477,10 +457,10 @@ public final class RdmaQueue implements QueueTransport {
     private void releaseBuffer(RdmaRequest r) {
         if (r.bufferIndex >= 0) {
             BufferPool pool = r.pool;
-            pool.release(r.bufferIndex);
+            int index = r.bufferIndex;
             r.bufferIndex = -1;
             r.pool = null;
-            device.resumeBufferWaiters(pool);
+            pool.release(index); // may grant it to a waiter at once
         }
     }
 
@@ -579,7 +559,13 @@ public final class RdmaQueue implements QueueTransport {
         abandon(parked);
         abandon(sendWaiters);
         abandon(readWaiters);
-        for (BufferPool pool : device.pools()) abandon(device.waitersFor(pool).removeQueue(this));
+        for (RdmaRequest r : contexts) {
+            if (r.state == RdmaRequest.WAIT_BUFFER && r.pool.cancel(r)) {
+                r.pool = null;
+                r.state = RdmaRequest.FREE;
+                freeStack[freeCount++] = r;
+            }
+        }
         RdmaRequest rp;
         while ((rp = reposts.poll()) != null) {
             rp.state = RdmaRequest.FREE;
@@ -623,7 +609,7 @@ public final class RdmaQueue implements QueueTransport {
 
     @Override
     public void requestDisconnect(String reason) {
-        poller.submitCommand(p -> startDrain(reason, true));
+        poller.submitCommand(() -> startDrain(reason, true));
     }
 
     @Override
@@ -650,9 +636,9 @@ public final class RdmaQueue implements QueueTransport {
 
     public CommandQueue commandQueue() { return commandQueue; }
 
-    public Poller poller() { return poller; }
+    public QueuePoller poller() { return poller; }
 
-    public PollerDevice device() { return device; }
+    public QueueDevice device() { return device; }
 
     public SendBudget budget() { return budget; }
 

@@ -1,6 +1,9 @@
 package dev.nvmf.target.rdma.queue;
 
 import dev.nvmf.target.core.NvmeRequest;
+import dev.nvmf.target.nvme.CompletionQueueEntry;
+import dev.nvmf.target.nvme.SglDescriptor;
+import dev.nvmf.target.nvme.SubmissionQueueEntry;
 import dev.nvmf.target.rdma.memory.BufferPool;
 import dev.nvmf.verbs.RecvWorkRequest;
 import dev.nvmf.verbs.ScatterGatherEntry;
@@ -15,7 +18,7 @@ import java.lang.foreign.MemorySegment;
  * reposted at once, and this context keeps its receive buffer (SQE and in-capsule data stay valid, no copy) until
  * its response SEND completes. Only then is it reused (shared/seeds/003).
  */
-public final class RdmaRequest {
+public final class RdmaRequest implements BufferPool.Waiter {
     // States; an int so the hot path compares without enum loads.
     public static final int FREE = 0;
     public static final int RECV_POSTED = 1;
@@ -35,6 +38,10 @@ public final class RdmaRequest {
     final MemorySegment command;
     final MemorySegment inCapsuleData;
     final MemorySegment response;
+    /** Flyweights over the SQE, its SGL1 and the response CQE, wrapped once: the buffers never move. */
+    final SubmissionQueueEntry sqe;
+    final SglDescriptor sgl1;
+    final CompletionQueueEntry cqe;
     final RecvWorkRequest recvWr;
     final ScatterGatherEntry recvSge;
     final SendWorkRequest dataWr;
@@ -62,6 +69,8 @@ public final class RdmaRequest {
     boolean inCore;
     /** Intrusive FIFO link: parked, waiter and repost lists (a context is on at most one at a time). */
     RdmaRequest next;
+    /** Link in a buffer pool's FIFO of waiters. */
+    private BufferPool.Waiter nextWaiter;
 
     RdmaRequest(RdmaQueue queue, int index, MemorySegment recvBuffer, MemorySegment response,
                 MemorySegment wrMemory) {
@@ -69,9 +78,12 @@ public final class RdmaRequest {
         this.index = index;
         this.nvme = new NvmeRequest(index);
         this.recvBuffer = recvBuffer;
-        this.command = recvBuffer.asSlice(0, 64);
-        this.inCapsuleData = recvBuffer.asSlice(64);
-        this.response = response.asSlice(0, 16);
+        this.command = recvBuffer.asSlice(0, SubmissionQueueEntry.SIZE);
+        this.inCapsuleData = recvBuffer.asSlice(SubmissionQueueEntry.SIZE);
+        this.response = response.asSlice(0, CompletionQueueEntry.SIZE);
+        this.sqe = new SubmissionQueueEntry().wrap(command);
+        this.sgl1 = new SglDescriptor().wrap(command, SubmissionQueueEntry.SGL1);
+        this.cqe = new CompletionQueueEntry().wrap(this.response);
         long o = 0;
         this.recvWr = new RecvWorkRequest(wrMemory.asSlice(o, RecvWorkRequest.SIZE));
         o += 32;
@@ -98,6 +110,15 @@ public final class RdmaRequest {
     public NvmeRequest nvme() { return nvme; }
 
     public boolean holdsBuffer() { return bufferIndex >= 0; }
+
+    @Override
+    public void bufferGranted(BufferPool pool, int index) { queue.bufferGranted(this, pool, index); }
+
+    @Override
+    public BufferPool.Waiter nextWaiter() { return nextWaiter; }
+
+    @Override
+    public void nextWaiter(BufferPool.Waiter next) { nextWaiter = next; }
 
     void clearSgl() {
         keyed = false;
