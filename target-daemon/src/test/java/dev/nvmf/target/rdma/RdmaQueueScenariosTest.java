@@ -281,6 +281,43 @@ class RdmaQueueScenariosTest {
     }
 
     @Test
+    void aBufferFreedByTheDrainIsNotUsedToPostOnTheSameQueue() {
+        // Send queue of 5 WRs, one small data buffer. Two 64 KiB reads (large buffers) take 4 slots with their
+        // WRITE + SEND chains; a 4 KiB read then holds the small buffer and waits for 2 slots; a 4 KiB keyed write
+        // waits for the small buffer. The drain gives the read's buffer back: the write of the same, draining
+        // queue must not get it and post its RDMA READ. rxe never completes a send posted after the error
+        // transition (modelled here), so such a READ would also keep the queue from ever draining.
+        try (SoftTarget t = new SoftTarget(c -> c.withBuffers(1, 4), Attrs.with(5, 16))) {
+            TestHost h = t.connect(1, 4);
+            RdmaQueue q = onlyQueue(t);
+            assertEquals(5, q.budget().capacity());
+            for (int cid = 1; cid <= 2; cid++) {
+                TestHost.HostBuffer b = h.regionBuffer(65536);
+                TestHost.keyed(h.capsule(FakeCore.OP_READ, cid, 0), b.address(), 65536, b.rkey(), false);
+                h.send(0);
+            }
+            TestHost.HostBuffer small = h.regionBuffer(4096);
+            TestHost.keyed(h.capsule(FakeCore.OP_READ, 3, 0), small.address(), 4096, small.rkey(), false);
+            h.send(0);
+            TestHost.HostBuffer data = h.regionBuffer(4096);
+            TestHost.keyed(h.capsule(FakeCore.OP_WRITE, 4, 0), data.address(), 4096, data.rkey(), false);
+            h.send(0);
+            t.fabric.deliverAll();
+            t.transport.poller(0).doWork(); // the chains of 1 and 2 are posted, not yet executed by the fabric
+            assertEquals(1, q.sendWaiters(), "the 4 KiB read waits for send slots");
+            assertEquals(1, q.count(dev.nvmf.target.rdma.queue.RequestState.NEED_BUFFER), "the write waits");
+            long reads = t.transport.metrics().rdmaReads.sum();
+            t.fabric.faults().sendsPostedInErrorVanish(true);
+            t.core.queue(0).transport.requestDisconnect("test");
+            t.transport.poller(0).doWork();
+            assertEquals(reads, t.transport.metrics().rdmaReads.sum(), "no RDMA READ posted by a draining queue");
+            t.pump();
+            assertEquals(QueueState.CLOSED, q.state());
+            assertReleased(t);
+        }
+    }
+
+    @Test
     void hostExceedingItsCreditsLosesOnlyItsQueue() {
         try (SoftTarget t = new SoftTarget()) {
             TestHost bad = t.connect(1, 4);

@@ -12,25 +12,17 @@ import dev.nvmf.verbs.SendWorkRequest;
 import java.lang.foreign.MemorySegment;
 
 /**
- * One command context of a queue (kernel: {@code nvmet_rdma_rsp} plus its {@code nvmet_rdma_cmd}): its own
- * receive buffer (SQE + in-capsule data), response buffer, and prebuilt native work requests. A queue keeps twice
+ * One command context of a queue (kernel rdma.c: {@code nvmet_rdma_rsp} with its {@code nvmet_rdma_cmd}): its own
+ * receive buffer (SQE and in-capsule data), response buffer, and prebuilt native work requests. A queue keeps twice
  * as many contexts as receives it posts: when a capsule arrives, a <em>different</em> free context's buffer is
  * reposted at once, and this context keeps its receive buffer (SQE and in-capsule data stay valid, no copy) until
- * its response SEND completes. Only then is it reused (shared/seeds/003).
+ * its response SEND completes. Only then is it reused: a buffer a SEND or RDMA WRITE uses stays untouched until
+ * a completion shows the hardware is done with it (thread "two initiators").
+ *
+ * <p>{@link #state} says where the context is; only {@link RdmaQueue} changes it, in {@link RdmaQueue#advance} and
+ * the completion handlers that feed it.
  */
 public final class RdmaRequest implements BufferPool.Waiter {
-    // States; an int so the hot path compares without enum loads.
-    public static final int FREE = 0;
-    public static final int RECV_POSTED = 1;
-    public static final int PARKED = 2;          // arrived before ESTABLISHED, kept in order (seed 004)
-    public static final int WAIT_BUFFER = 3;     // waits for a registered data buffer
-    public static final int WAIT_READ = 4;       // waits for READ depth / send budget
-    public static final int READING = 5;         // RDMA READ posted
-    public static final int IN_CORE = 6;         // begin/execute handed it to the core; complete() not yet seen
-    public static final int WAIT_SEND = 7;       // response ready, waits for send budget
-    public static final int SENDING = 8;         // response chain posted, SEND completion not yet seen
-    public static final int COMPLETED = 9;       // complete() queued to the poller (between threads)
-
     final RdmaQueue queue;
     final int index;
     final NvmeRequest nvme;
@@ -49,7 +41,7 @@ public final class RdmaRequest implements BufferPool.Waiter {
     final SendWorkRequest sendWr;
     final ScatterGatherEntry sendSge;
 
-    int state = FREE;
+    RequestState state = RequestState.FREE;
     int receivedLength;
     /** SGL1 as parsed: keyed (RDMA) or in-capsule. */
     boolean keyed;
@@ -59,14 +51,11 @@ public final class RdmaRequest implements BufferPool.Waiter {
     int remoteKey;
     int sglLength;
     int sglOffset;
-    /** Data buffer, when it holds one. */
+    /** The data buffer's pool (also while waiting for one) and the buffer, when it holds one. */
     BufferPool pool;
     int bufferIndex = -1;
-    /** Send-queue slots reserved by the chain in flight (released on its signaled completion). */
-    int sendSlots;
-    boolean holdsRead;
-    /** Set while the core holds it (begin refused or execute called, complete() not yet processed). */
-    boolean inCore;
+    /** Work requests of its response chain: 2 (RDMA WRITE + SEND) or 1 (SEND); reserved whole while SENDING. */
+    int chainLength;
     /** Intrusive FIFO link: parked, waiter and repost lists (a context is on at most one at a time). */
     RdmaRequest next;
     /** Link in a buffer pool's FIFO of waiters. */
@@ -86,33 +75,33 @@ public final class RdmaRequest implements BufferPool.Waiter {
         this.cqe = new CompletionQueueEntry().wrap(this.response);
         long o = 0;
         this.recvWr = new RecvWorkRequest(wrMemory.asSlice(o, RecvWorkRequest.SIZE));
-        o += 32;
+        o += RecvWorkRequest.SIZE;
         this.recvSge = new ScatterGatherEntry(wrMemory.asSlice(o, ScatterGatherEntry.SIZE));
-        o += 16;
+        o += ScatterGatherEntry.SIZE;
         this.dataWr = new SendWorkRequest(wrMemory.asSlice(o, SendWorkRequest.SIZE));
         o += SendWorkRequest.SIZE;
         this.dataSge = new ScatterGatherEntry(wrMemory.asSlice(o, ScatterGatherEntry.SIZE));
-        o += 16;
+        o += ScatterGatherEntry.SIZE;
         this.sendWr = new SendWorkRequest(wrMemory.asSlice(o, SendWorkRequest.SIZE));
         o += SendWorkRequest.SIZE;
         this.sendSge = new ScatterGatherEntry(wrMemory.asSlice(o, ScatterGatherEntry.SIZE));
     }
 
     /** Bytes of native memory the prebuilt work requests of one context take. */
-    static final int WR_MEMORY = 32 + 16 + SendWorkRequest.SIZE + 16 + SendWorkRequest.SIZE + 16;
+    static final int WR_MEMORY = RecvWorkRequest.SIZE + 3 * ScatterGatherEntry.SIZE + 2 * SendWorkRequest.SIZE;
 
     public int index() { return index; }
 
     public RdmaQueue queue() { return queue; }
 
-    public int state() { return state; }
+    public RequestState state() { return state; }
 
     public NvmeRequest nvme() { return nvme; }
 
     public boolean holdsBuffer() { return bufferIndex >= 0; }
 
     @Override
-    public void bufferGranted(BufferPool pool, int index) { queue.bufferGranted(this, pool, index); }
+    public void bufferGranted(BufferPool pool, int index) { queue.bufferGranted(this, index); }
 
     @Override
     public BufferPool.Waiter nextWaiter() { return nextWaiter; }
