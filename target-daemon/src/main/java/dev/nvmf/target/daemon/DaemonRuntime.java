@@ -21,6 +21,9 @@ import dev.nvmf.target.rdma.poller.Poller;
 import dev.nvmf.target.service.LogContext;
 import dev.nvmf.target.service.TargetRuntime;
 import dev.nvmf.verbs.RdmaProvider;
+import org.agrona.concurrent.Agent;
+import org.agrona.concurrent.AgentRunner;
+import org.agrona.concurrent.SleepingIdleStrategy;
 import org.agrona.concurrent.SystemNanoClock;
 
 import java.time.Duration;
@@ -90,8 +93,7 @@ public final class DaemonRuntime implements TargetRuntime {
     private RdmaTransport transport;
     private TransportMetricsBridge bridge;
     private TargetConfig config;
-    private Thread timer;
-    private volatile boolean timerRunning;
+    private AgentRunner timer;
     private final Set<Controller> expiriesCounted = Collections.newSetFromMap(new IdentityHashMap<>());
 
     public DaemonRuntime(Options options, TargetMetrics metrics) {
@@ -164,20 +166,40 @@ public final class DaemonRuntime implements TargetRuntime {
     }
 
     private void startTimer() {
-        timerRunning = true;
         long period = options.timerPeriod().toNanos();
-        timer = new Thread(() -> {
-            while (timerRunning) {
-                try {
-                    tick(System.nanoTime());
-                } catch (RuntimeException e) {
-                    LOG.log(Level.WARNING, "timer", e);
-                }
-                LockSupport.parkNanos(period);
+        timer = new AgentRunner(new SleepingIdleStrategy(period), e -> LOG.log(Level.WARNING, "timer", e), null,
+                new TimerAgent(period));
+        AgentRunner.startOnThread(timer, r -> {
+            Thread t = new Thread(r, "nvmf-timers");
+            t.setDaemon(true);
+            return t;
+        });
+    }
+
+    /** The timers as an agent: a {@link #tick} once a period; between turns its idle strategy sleeps. */
+    private final class TimerAgent implements Agent {
+        private final long periodNanos;
+        private long dueNanos = System.nanoTime();
+
+        TimerAgent(long periodNanos) {
+            this.periodNanos = periodNanos;
+        }
+
+        @Override
+        public int doWork() {
+            long now = System.nanoTime();
+            if (now - dueNanos < 0) {
+                return 0;
             }
-        }, "nvmf-timers");
-        timer.setDaemon(true);
-        timer.start();
+            dueNanos = now + periodNanos;
+            tick(now);
+            return 1;
+        }
+
+        @Override
+        public String roleName() {
+            return "nvmf-timers";
+        }
     }
 
     /** One timer turn: keep-alive expiries (counted and logged once per controller), transport rejects. */
@@ -218,7 +240,8 @@ public final class DaemonRuntime implements TargetRuntime {
 
     @Override
     public boolean healthy() {
-        if (transport == null || timer == null || !timer.isAlive()) {
+        if (transport == null || timer == null || timer.isClosed() || timer.thread() == null
+                || !timer.thread().isAlive()) {
             return false;
         }
         for (int i = 0; i < transport.pollerCount(); i++) {
@@ -239,10 +262,9 @@ public final class DaemonRuntime implements TargetRuntime {
             return;
         }
         long deadline = System.nanoTime() + timeout.toNanos();
-        timerRunning = false;
         if (timer != null) {
-            LockSupport.unpark(timer);
-            join(timer, 2000);
+            // Wakes the sleeping agent at once rather than after its period.
+            timer.close(10, LockSupport::unpark);
         }
         // Stop listening, drain every queue (each host sees its connection end), release transport resources.
         long drainMillis = Math.max(100, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime()) * 3 / 4);
@@ -258,14 +280,6 @@ public final class DaemonRuntime implements TargetRuntime {
         LOG.info("stopped: every queue drained, " + transport.metrics().queuesClosed.sum()
                 + " queues released in all, backends closed");
         target = null;
-    }
-
-    private static void join(Thread t, long millis) {
-        try {
-            t.join(millis);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
     }
 
     private void flushAndClose(BlockBackend backend, String nqn, long nsid) {

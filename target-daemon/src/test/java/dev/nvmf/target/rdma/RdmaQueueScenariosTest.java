@@ -127,7 +127,7 @@ class RdmaQueueScenariosTest {
                 assertEquals(0, h.send(0));
             }
             t.fabric.deliverAll();
-            t.transport.poller(0).doWork(); // the poller sees the capsules; the CM thread has not run
+            t.transport.pollerInvoker(0).invoke(); // the poller sees the capsules; the CM thread has not run
             assertEquals(3, q.parkedCapsules());
             assertEquals(QueueState.CONNECTING, q.state());
             assertEquals(8, q.postedReceives(), "receives reposted even for kept capsules");
@@ -159,7 +159,7 @@ class RdmaQueueScenariosTest {
                 assertEquals(0, h.send(0));
             }
             t.fabric.deliverAll();
-            t.transport.poller(0).doWork();
+            t.transport.pollerInvoker(0).invoke();
             assertEquals(2, q.sendWaiters(), "two chains fit, two wait");
             assertEquals(0, q.budget().available());
             assertEquals(2, t.transport.metrics().sendBudgetWaits.sum());
@@ -190,7 +190,7 @@ class RdmaQueueScenariosTest {
                 h.send(0);
             }
             t.fabric.deliverAll();
-            t.transport.poller(0).doWork();
+            t.transport.pollerInvoker(0).invoke();
             assertEquals(2, q.readWaiters());
             assertEquals(0, q.budget().readAvailable());
             t.pump();
@@ -261,7 +261,7 @@ class RdmaQueueScenariosTest {
                 h.send(0);
             }
             t.fabric.deliverAll();
-            t.transport.poller(0).doWork(); // READs posted, not yet executed by the fabric
+            t.transport.pollerInvoker(0).invoke(); // READs posted, not yet executed by the fabric
             assertTrue(q.requestsInCore() >= 5);
             h.disconnect();
             t.pump();
@@ -303,13 +303,13 @@ class RdmaQueueScenariosTest {
             TestHost.keyed(h.capsule(FakeCore.OP_WRITE, 4, 0), data.address(), 4096, data.rkey(), false);
             h.send(0);
             t.fabric.deliverAll();
-            t.transport.poller(0).doWork(); // the chains of 1 and 2 are posted, not yet executed by the fabric
+            t.transport.pollerInvoker(0).invoke(); // the chains of 1 and 2 are posted, not yet executed by the fabric
             assertEquals(1, q.sendWaiters(), "the 4 KiB read waits for send slots");
             assertEquals(1, q.count(dev.nvmf.target.rdma.queue.RequestState.NEED_BUFFER), "the write waits");
             long reads = t.transport.metrics().rdmaReads.sum();
             t.fabric.faults().sendsPostedInErrorVanish(true);
             t.core.queue(0).transport.requestDisconnect("test");
-            t.transport.poller(0).doWork();
+            t.transport.pollerInvoker(0).invoke();
             assertEquals(reads, t.transport.metrics().rdmaReads.sum(), "no RDMA READ posted by a draining queue");
             t.pump();
             assertEquals(QueueState.CLOSED, q.state());
@@ -418,7 +418,7 @@ class RdmaQueueScenariosTest {
         List<TestHost> hosts = new ArrayList<>();
         Runnable pump = () -> {
             for (int i = 0; i < 10_000; i++) {
-                int w = fabric.deliverAll() + tr.cm().doWork() + tr.poller(0).doWork();
+                int w = fabric.deliverAll() + tr.cmInvoker().invoke() + tr.pollerInvoker(0).invoke();
                 for (TestHost h : hosts) w += h.poll();
                 if (w == 0) return;
             }

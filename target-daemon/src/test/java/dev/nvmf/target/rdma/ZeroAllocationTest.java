@@ -28,10 +28,10 @@ class ZeroAllocationTest {
         for (int i = 0; i < 1000; i++) {
             int w = t.fabric.deliverAll();
             long before = THREADS.getCurrentThreadAllocatedBytes();
-            w += t.transport.poller(0).doWork();
+            w += t.transport.pollerInvoker(0).invoke();
             long after = THREADS.getCurrentThreadAllocatedBytes();
             if (measure) measured += after - before;
-            w += t.transport.cm().doWork();
+            w += t.transport.cmInvoker().invoke();
             w += h.poll();
             if (w == 0) return;
         }

@@ -205,7 +205,7 @@ public class IoPathBenchmark {
             int w = rig.fabric.deliverAll();
             long t1 = System.nanoTime();
             long a1 = threads.getCurrentThreadAllocatedBytes();
-            w += rig.transport.poller(0).doWork();
+            w += rig.transport.pollerInvoker(0).invoke();
             long a2 = threads.getCurrentThreadAllocatedBytes();
             long t2 = System.nanoTime();
             w += host.poll();

@@ -129,8 +129,8 @@ public final class SoftBenchRig implements AutoCloseable {
 
     private void pumpOnce() {
         fabric.deliverAll();
-        transport.cm().doWork();
-        transport.poller(0).doWork();
+        transport.cmInvoker().invoke();
+        transport.pollerInvoker(0).invoke();
         admin.poll();
         if (io != null) io.poll();
     }
@@ -138,7 +138,7 @@ public final class SoftBenchRig implements AutoCloseable {
     /** One turn: the fabric delivers, the CM agent and the poller run once, the I/O host polls. Returns work. */
     public int step() {
         int w = fabric.deliverAll();
-        w += transport.poller(0).doWork();
+        w += transport.pollerInvoker(0).invoke();
         w += io.poll();
         return w;
     }

@@ -1,5 +1,6 @@
 package dev.nvmf.target.rdma.poller;
 
+import dev.nvmf.target.rdma.NotifyingIdleStrategy;
 import dev.nvmf.target.rdma.RdmaMetrics;
 import dev.nvmf.target.rdma.RdmaTransportConfig;
 import dev.nvmf.target.rdma.memory.DeviceResources;
@@ -10,6 +11,8 @@ import dev.nvmf.target.rdma.queue.WrId;
 import dev.nvmf.verbs.CompletionChannel;
 import dev.nvmf.verbs.WcStatus;
 import dev.nvmf.verbs.WorkCompletion;
+import org.agrona.concurrent.Agent;
+import org.agrona.concurrent.IdleStrategy;
 import org.agrona.concurrent.ManyToOneConcurrentArrayQueue;
 
 import java.lang.foreign.Arena;
@@ -19,18 +22,19 @@ import java.util.concurrent.locks.LockSupport;
 import java.util.function.Consumer;
 
 /**
- * A data-plane agent (Agrona style): owns one CQ per device and every QP on it, with no locks. {@link #doWork()}
- * polls a batch of completions per CQ, advances their requests, posts the receives they freed in one chain per
- * queue, and runs what other threads handed over through its lock-free inbox (core completions, commands).
- * Tests call {@code doWork()} directly; {@link #run()} is the thread's duty cycle, which when idle arms its CQs,
- * polls once more, and blocks on the completion channel (an idle daemon burns no CPU).
+ * A data-plane agent: owns one CQ per device and every QP on it, with no locks. {@link #doWork()} polls a batch of
+ * completions per CQ, hands each to its queue, posts the receives they freed in one chain per queue, and runs what
+ * other threads handed over through its lock-free inbox (core completions, commands). An {@code AgentRunner} runs
+ * it on its own thread with {@link #idleStrategy()}, which when idle arms the CQs, polls once more and blocks on
+ * the completion channel (an idle daemon burns no CPU); tests drive it with an {@code AgentInvoker}.
  */
-public final class Poller implements Runnable, QueuePoller {
+public final class Poller implements Agent, QueuePoller, NotifyingIdleStrategy.Sleeper {
     private static final System.Logger LOG = System.getLogger(Poller.class.getName());
     public static final int BATCH = 32;
     public static final int MAX_QUEUES = 4096;
     private static final int INBOX_CAPACITY = 1 << 16;
-    private static final int SPINS_BEFORE_SLEEP = 200;
+    /** Idle duty cycles that spin before the poller blocks. */
+    private static final int SPINS_BEFORE_BLOCKING = 200;
 
     private final int index;
     private final RdmaTransportConfig config;
@@ -45,7 +49,7 @@ public final class Poller implements Runnable, QueuePoller {
     private volatile PollerDevice[] devices = new PollerDevice[0];
     private volatile Consumer<RdmaQueue> drainedListener = q -> { };
     private volatile boolean sleeping;
-    private volatile boolean running = true;
+    private volatile boolean stopping;
     private volatile Thread thread;
     private int openQueues;
 
@@ -66,7 +70,19 @@ public final class Poller implements Runnable, QueuePoller {
     // ------------------------------------------------------------------------------------------------------------
     // Duty cycle
 
+    @Override
+    public String roleName() { return "nvmf-rdma-poller-" + index; }
+
+    @Override
+    public void onStart() { thread = Thread.currentThread(); }
+
+    /** How the thread that runs this agent waits when it is idle. */
+    public IdleStrategy idleStrategy() {
+        return new NotifyingIdleStrategy(this, SPINS_BEFORE_BLOCKING, config.pollerIdleMillis());
+    }
+
     /** One pass: completions of every CQ, batched receive reposts, then the inbox. Returns the work done. */
+    @Override
     public int doWork() {
         int work = 0;
         PollerDevice[] devs = devices;
@@ -135,43 +151,27 @@ public final class Poller implements Runnable, QueuePoller {
         repostCount = 0;
     }
 
-    /** The thread's loop: work while there is work; when idle, arm, re-check, block on the channel. */
     @Override
-    public void run() {
-        thread = Thread.currentThread();
-        int idle = 0;
-        while (running) {
-            int w;
-            try {
-                w = doWork();
-            } catch (RuntimeException | Error e) {
-                LOG.log(System.Logger.Level.ERROR, "poller " + index + " failed", e);
-                w = 0;
-            }
-            if (w > 0) {
-                idle = 0;
-            } else if (++idle < SPINS_BEFORE_SLEEP) {
-                Thread.onSpinWait();
-            } else {
-                idle = 0;
-                sleep();
-            }
+    public boolean prepareToBlock() {
+        sleeping = true;
+        PollerDevice[] devs = devices;
+        for (PollerDevice d : devs) d.cq().requestNotify(false);
+        // A completion that arrived between the last poll and the arming raised no event: look again.
+        if (!inbox.isEmpty() || stopping || doWork() > 0) {
+            sleeping = false;
+            return false;
         }
+        return true;
     }
 
-    private void sleep() {
-        sleeping = true;
+    @Override
+    public void block(long timeoutMillis) {
         try {
             PollerDevice[] devs = devices;
-            for (PollerDevice d : devs) d.cq().requestNotify(false);
-            // A completion that arrived between the last poll and the arming raised no event: look again.
-            if (!inbox.isEmpty() || !running) return;
-            if (doWork() > 0) return;
-            long millis = config.pollerIdleMillis();
             if (devs.length == 1) {
-                devs[0].channel().awaitEvent(millis);
+                devs[0].channel().awaitEvent(timeoutMillis);
             } else if (devs.length == 0) {
-                LockSupport.parkNanos(millis * 1_000_000L);
+                LockSupport.parkNanos(timeoutMillis * 1_000_000L);
             } else {
                 // Several devices, one channel each: look at each without blocking, then nap briefly.
                 for (PollerDevice d : devs) d.channel().awaitEvent(0);
@@ -214,8 +214,6 @@ public final class Poller implements Runnable, QueuePoller {
         }
         if (Thread.currentThread() != thread) wakeup();
     }
-
-    public boolean isPollerThread() { return Thread.currentThread() == thread; }
 
     /** Called by a queue (poller thread) when it has receives to repost at the end of this batch. */
     @Override
@@ -284,14 +282,14 @@ public final class Poller implements Runnable, QueuePoller {
         return out;
     }
 
-    /** Stops the duty cycle (the thread returns soon). */
-    public void stop() {
-        running = false;
+    /** The agent is about to be closed: it blocks no more, and is woken if it blocks now (any thread). */
+    public void requestStop() {
+        stopping = true;
         sleeping = true;
         wakeup();
     }
 
-    /** Releases the CQs, channels and pools; only once every queue is drained and the thread has stopped. */
+    /** Releases the CQs, channels and pools; only once every queue is drained and the agent is closed. */
     public synchronized void close() {
         for (PollerDevice d : devices) {
             try {
@@ -303,8 +301,6 @@ public final class Poller implements Runnable, QueuePoller {
         devices = new PollerDevice[0];
     }
 
+    /** The thread that runs this agent (null before it started). */
     public Thread thread() { return thread; }
-
-    /** Marks the calling thread as this poller's thread (tests that call doWork() from their own thread). */
-    public void bindToCurrentThread() { thread = Thread.currentThread(); }
 }

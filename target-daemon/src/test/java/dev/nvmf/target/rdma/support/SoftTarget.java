@@ -42,8 +42,8 @@ public final class SoftTarget implements AutoCloseable {
     public void pump() {
         for (int i = 0; i < 100_000; i++) {
             int w = fabric.deliverAll();
-            w += transport.cm().doWork();
-            for (int p = 0; p < transport.pollerCount(); p++) w += transport.poller(p).doWork();
+            w += transport.cmInvoker().invoke();
+            for (int p = 0; p < transport.pollerCount(); p++) w += transport.pollerInvoker(p).invoke();
             for (TestHost h : hosts) w += h.poll();
             if (w == 0) return;
         }

@@ -1,7 +1,7 @@
 package dev.nvmf.target.rdma.cm;
 
-import dev.nvmf.target.core.CommandQueue;
 import dev.nvmf.target.core.QueueAcceptor;
+import dev.nvmf.target.rdma.NotifyingIdleStrategy;
 import dev.nvmf.target.rdma.RdmaMetrics;
 import dev.nvmf.target.rdma.RdmaMetrics.RejectReason;
 import dev.nvmf.target.rdma.RdmaPortConfig;
@@ -17,6 +17,8 @@ import dev.nvmf.verbs.CmId;
 import dev.nvmf.verbs.ConnectionParameters;
 import dev.nvmf.verbs.Device;
 import dev.nvmf.verbs.DeviceAttributes;
+import org.agrona.concurrent.Agent;
+import org.agrona.concurrent.IdleStrategy;
 import org.agrona.concurrent.ManyToOneConcurrentArrayQueue;
 
 import java.util.ArrayList;
@@ -26,14 +28,17 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * The control plane: one thread per daemon (or a test calling {@link #doWork()}) owns the CM event channel, the
- * listeners and every CM id. It validates connect requests and rejects with the NVMe RDMA status codes, sizes and
- * creates QPs, posts every receive before accepting, turns ESTABLISHED / DISCONNECTED into commands for the
- * owning poller, answers COMM_EST with rdma_notify (seed 004), and finishes drained queues: destroy QP, destroy
- * CM id, give memory and CQ entries back, then {@link CommandQueue#close()}.
+ * The control plane agent: one per daemon owns the CM event channel, the listeners and every CM id. It validates
+ * connect requests and rejects with the NVMe RDMA status codes, sizes the queue and has it open itself
+ * ({@link RdmaQueue#open}: QP, memory, receives posted before the accept), accepts, hands ESTABLISHED and every
+ * teardown cause to the queue, answers COMM_EST with rdma_notify (thread "posting send requests in RTR"), and
+ * releases drained queues ({@link RdmaQueue#release}, then the CM id). An {@code AgentRunner} runs it with
+ * {@link #idleStrategy()}, blocking on the CM channel when idle; tests drive it with an {@code AgentInvoker}.
  */
-public final class CmEventLoop implements Runnable {
-    private static final System.Logger LOG = System.getLogger(CmEventLoop.class.getName());
+public final class CmAgent implements Agent, NotifyingIdleStrategy.Sleeper {
+    private static final System.Logger LOG = System.getLogger(CmAgent.class.getName());
+    /** How long an idle CM agent blocks on its channel before it looks at the devices' async events again. */
+    private static final long IDLE_BLOCK_MILLIS = 100;
     /** The Linux host's default; also a floor for the CM's backlog. */
     private static final int BACKLOG = 128;
 
@@ -48,11 +53,13 @@ public final class CmEventLoop implements Runnable {
     private final Map<Integer, RdmaQueue> byQpNum = new HashMap<>();
     private final List<RdmaQueue> open = new ArrayList<>();
     private int nextPoller;
-    private volatile boolean running = true;
     private volatile boolean shuttingDown;
+    private volatile boolean stopping;
     private volatile Thread thread;
+    /** An event the idle strategy's block took off the channel; handled first by the next duty cycle. */
+    private CmEvent pending;
 
-    public CmEventLoop(RdmaTransportConfig config, CmEventChannel channel, QueueAcceptor acceptor,
+    public CmAgent(RdmaTransportConfig config, CmEventChannel channel, QueueAcceptor acceptor,
                        Poller[] pollers, RdmaMetrics metrics) {
         this.config = config;
         this.channel = channel;
@@ -62,30 +69,16 @@ public final class CmEventLoop implements Runnable {
         for (Poller p : pollers) p.onDrained(q -> submit(() -> release(q)));
     }
 
-    /** Binds and listens on every configured port (caller's thread, before the loop runs). */
+    /** Binds and listens on every configured port (caller's thread, before the agent runs). */
     public void listen() {
-        for (RdmaPortConfig port : config.ports()) {
-            PortListener l = new PortListener(port);
-            CmId id = channel.createId(l);
-            try {
-                id.bind(port.socketAddress());
-                id.listen(BACKLOG);
-            } catch (RuntimeException e) {
-                id.close();
-                throw e;
-            }
-            l.id(id);
-            listeners.add(l);
-            LOG.log(System.Logger.Level.INFO, "listening on {0} (port id {1}, in-capsule {2} B, depth {3})",
-                    id.localAddress(), port.portId(), port.inCapsuleDataSize(), port.maxQueueDepth());
-        }
+        for (RdmaPortConfig port : config.ports()) addListener(port);
     }
 
     public List<PortListener> listeners() { return List.copyOf(listeners); }
 
     /**
      * Starts listening on another port at runtime (configuration reload). Call on the CM thread (or before the
-     * loop runs). Throws, leaving nothing behind, if the address cannot be bound or listened on.
+     * agent runs). Throws, leaving nothing behind, if the address cannot be bound or listened on.
      */
     public void addListener(RdmaPortConfig port) {
         for (PortListener l : listeners) {
@@ -132,14 +125,24 @@ public final class CmEventLoop implements Runnable {
     // ------------------------------------------------------------------------------------------------------------
     // Duty cycle
 
-    /** Commands from other threads, every pending CM event, and async events of known devices. */
-    public int doWork() {
-        return doWork(0);
+    @Override
+    public String roleName() { return "nvmf-rdma-cm"; }
+
+    @Override
+    public void onStart() { thread = Thread.currentThread(); }
+
+    /** How the thread that runs this agent waits: it blocks on the CM channel at once. */
+    public IdleStrategy idleStrategy() {
+        return new NotifyingIdleStrategy(this, 0, IDLE_BLOCK_MILLIS);
     }
 
-    private int doWork(long blockMillis) {
+    /** Commands from other threads, every pending CM event, and async events of known devices. */
+    @Override
+    public int doWork() {
         int work = runCommands();
-        CmEvent e = channel.pollEvent(work == 0 ? blockMillis : 0);
+        CmEvent e = pending;
+        pending = null;
+        if (e == null) e = channel.pollEvent(0);
         while (e != null) {
             work++;
             handle(e);
@@ -151,19 +154,19 @@ public final class CmEventLoop implements Runnable {
     }
 
     @Override
-    public void run() {
-        thread = Thread.currentThread();
-        while (running) {
-            try {
-                doWork(100);
-            } catch (RuntimeException e) {
-                LOG.log(System.Logger.Level.ERROR, "CM event loop", e);
-            }
-        }
+    public boolean prepareToBlock() {
+        // The CM channel needs no arming: an event or a wakeup ends the block.
+        return commands.isEmpty() && !stopping;
     }
 
-    public void stop() {
-        running = false;
+    @Override
+    public void block(long timeoutMillis) {
+        pending = channel.pollEvent(timeoutMillis);
+    }
+
+    /** The agent is about to be closed: it blocks no more, and is woken if it blocks now (any thread). */
+    public void requestStop() {
+        stopping = true;
         channel.wakeup();
     }
 
