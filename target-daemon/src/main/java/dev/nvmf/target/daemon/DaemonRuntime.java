@@ -94,6 +94,7 @@ public final class DaemonRuntime implements TargetRuntime {
     private TransportMetricsBridge bridge;
     private TargetConfig config;
     private AgentRunner timer;
+    private volatile Thread timerThread;
     private final Set<Controller> expiriesCounted = Collections.newSetFromMap(new IdentityHashMap<>());
 
     public DaemonRuntime(Options options, TargetMetrics metrics) {
@@ -169,7 +170,7 @@ public final class DaemonRuntime implements TargetRuntime {
         long period = options.timerPeriod().toNanos();
         timer = new AgentRunner(new SleepingIdleStrategy(period), e -> LOG.log(Level.WARNING, "timer", e), null,
                 new TimerAgent(period));
-        AgentRunner.startOnThread(timer, r -> {
+        timerThread = AgentRunner.startOnThread(timer, r -> {
             Thread t = new Thread(r, "nvmf-timers");
             t.setDaemon(true);
             return t;
@@ -240,8 +241,8 @@ public final class DaemonRuntime implements TargetRuntime {
 
     @Override
     public boolean healthy() {
-        if (transport == null || timer == null || timer.isClosed() || timer.thread() == null
-                || !timer.thread().isAlive()) {
+        Thread timerThread = this.timerThread;
+        if (transport == null || timerThread == null || !timerThread.isAlive() || timer.isClosed()) {
             return false;
         }
         for (int i = 0; i < transport.pollerCount(); i++) {
