@@ -205,8 +205,11 @@ public final class DaemonRuntime implements TargetRuntime {
 
     /** One timer turn: keep-alive expiries (counted and logged once per controller), transport rejects. */
     void tick(long nowNanos) {
+        // Taken before the check: a controller the expiry tears down can be gone from the target by the time the
+        // check returns (its queues drain on other threads), and it must still be counted.
+        List<Controller> controllers = target.controllers();
         if (target.checkTimers(nowNanos) > 0) {
-            for (Controller c : target.controllers()) {
+            for (Controller c : controllers) {
                 if (c.keepAlive().expired() && expiriesCounted.add(c)) {
                     if (!c.isDiscovery()) {
                         metrics.subsystem(c.subsystem().nqn()).keepAliveExpired();
