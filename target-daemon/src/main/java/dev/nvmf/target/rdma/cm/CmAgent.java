@@ -206,7 +206,7 @@ public final class CmAgent implements Agent, NotifyingIdleStrategy.Sleeper {
         RdmaQueue q = byQpNum.get(ev.qpNum());
         switch (ev.type()) {
             case COMM_EST -> {
-                // A receive completed before the RTU: tell the CM so ESTABLISHED follows (seed 004). Not an error.
+                // A receive completed before the RTU: tell the CM so ESTABLISHED follows (thread "posting send requests in RTR"). Not an error.
                 if (q != null) {
                     try {
                         q.cmId().notifyEstablished();
