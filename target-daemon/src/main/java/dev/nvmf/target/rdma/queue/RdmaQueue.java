@@ -204,8 +204,9 @@ public final class RdmaQueue implements QueueTransport {
     /**
      * Moves {@code r} as far as it can go, one state at a time, until it waits for something: a completion, the
      * core, a buffer, budget, or the queue's establishment (SPDK rdma.c, {@code nvmf_rdma_request_process}). Every
-     * step of a request's life is a case here, and nothing else changes a request's state except the completion
-     * handlers, which record what completed and call this.
+     * step of a request's life is a case here. Besides, only the handlers of what the request waits for (its
+     * completions, the core's answer, a granted buffer) and the receive bookkeeping set a state, each recording
+     * what happened before it calls this; all of them write it through {@link #enter}.
      */
     void advance(RdmaRequest r) {
         RequestState before;
