@@ -220,11 +220,26 @@ public final class RdmaTransport implements AutoCloseable {
         closed = true;
         cm.requestStop();
         for (Poller p : pollers) p.requestStop();
-        for (AgentRunner r : runners) r.close();
+        for (AgentRunner r : runners) closeWithin(r, 5);
         if (cmInvoker != null) cmInvoker.close();
         for (AgentInvoker i : pollerInvokers) i.close();
+        // The agents are closed: this thread owns what they owned. Listeners the CM agent did not get to close
+        // (stop() found no queue to wait for) go now.
+        cm.beginShutdown();
         for (Poller p : pollers) p.close();
         cm.closeDevices();
         channel.close();
+    }
+
+    /** Closes an agent's runner, waiting at most {@code seconds} for its thread (AgentRunner.close alone waits on). */
+    private static void closeWithin(AgentRunner runner, int seconds) {
+        int[] waited = {0};
+        try {
+            runner.close(1000, thread -> {
+                if (++waited[0] >= seconds) throw new IllegalStateException(thread.getName() + " did not stop");
+            });
+        } catch (IllegalStateException e) {
+            LOG.log(System.Logger.Level.WARNING, e.getMessage() + " in " + seconds + " s; releasing anyway");
+        }
     }
 }

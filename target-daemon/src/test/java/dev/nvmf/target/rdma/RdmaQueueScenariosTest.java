@@ -455,6 +455,34 @@ class RdmaQueueScenariosTest {
     }
 
     @Test
+    void anEventTheIdleCmAgentTookIsAcknowledgedBeforeAQueueIsReleased() {
+        // rdma_destroy_id blocks until every event of its id is acknowledged (rdma_get_cm_event(3)); the soft
+        // provider refuses it instead. An idle CM agent blocks on its channel and may take an event there (here the
+        // TIMEWAIT_EXIT of a queue whose release is already waiting): the next duty cycle must acknowledge it
+        // before it releases the queue and destroys the id. On the real provider the CM thread hung there.
+        try (SoftTarget t = new SoftTarget()) {
+            ScriptedInitiator h = t.connect(1, 8);
+            h.disconnect();
+            t.fabric.deliverAll();
+            t.transport.cmInvoker().invoke();      // DISCONNECTED: the queue drains on its poller
+            t.transport.pollerInvoker(0).invoke(); // QP to error: the flushes wait on the CQ
+            t.fabric.advanceTime(java.time.Duration.ofMillis(10));
+            t.fabric.deliverAll();                 // TIMEWAIT_EXIT of the queue's id waits on the CM channel
+            assertTrue(t.transport.cm().prepareToBlock());
+            t.transport.cm().block(0);             // the idle agent takes it off the channel
+            t.transport.pollerInvoker(0).invoke(); // the flushes: drained, the release goes to the CM agent
+            assertEquals(1, t.transport.openQueues());
+            t.transport.cmInvoker().invoke();      // acknowledges the event, then releases
+            assertEquals(0, t.transport.openQueues());
+            t.pump();
+            t.transport.stop(1000);
+            for (ScriptedInitiator x : t.hosts) x.close();
+            t.fabric.deliverAll();
+            assertTrue(t.fabric.resources().nothingLeaked(), t.fabric.resources().toString());
+        }
+    }
+
+    @Test
     void hostDeathMidIoEndsInTheSameDrain() {
         try (SoftTarget t = new SoftTarget()) {
             ScriptedInitiator h = t.connect(1, 8);

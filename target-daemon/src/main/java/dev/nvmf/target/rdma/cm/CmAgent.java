@@ -139,14 +139,19 @@ public final class CmAgent implements Agent, NotifyingIdleStrategy.Sleeper {
     /** Commands from other threads, every pending CM event, and async events of known devices. */
     @Override
     public int doWork() {
-        int work = runCommands();
+        int work = 0;
+        // First the event the idle block took: it must be acknowledged before a command releases its queue, as
+        // rdma_destroy_id waits for every event of its id to be acknowledged (rdma_get_cm_event(3)).
         CmEvent e = pending;
         pending = null;
-        if (e == null) e = channel.pollEvent(0);
-        while (e != null) {
+        if (e != null) {
             work++;
             handle(e);
-            e = channel.pollEvent(0);
+        }
+        work += runCommands();
+        while ((e = channel.pollEvent(0)) != null) {
+            work++;
+            handle(e);
         }
         work += runCommands();
         work += pollAsyncEvents();
