@@ -480,12 +480,7 @@ public final class RdmaQueue implements QueueTransport {
         budget.release(r.chainLength);
         enter(r, RequestState.COMPLETED);
         advance(r);
-        if (status != WcStatus.SUCCESS) {
-            onFailedCompletion(status, "SEND");
-        } else {
-            resumeWaiters();
-        }
-        checkDrained();
+        afterSendQueueCompletion(status, "SEND");
     }
 
     /** An RDMA READ (host data for a write) completed. */
@@ -499,11 +494,12 @@ public final class RdmaQueue implements QueueTransport {
             enter(r, RequestState.COMPLETED); // begin() accepted it but execute() never ran: the core holds nothing
         }
         advance(r);
-        if (status != WcStatus.SUCCESS) {
-            onFailedCompletion(status, "RDMA_READ");
-        } else {
-            resumeWaiters();
-        }
+        afterSendQueueCompletion(status, "RDMA_READ");
+    }
+
+    /** A send-queue completion moved its request: it failed the queue, or its budget may let waiters go. */
+    private void afterSendQueueCompletion(int status, String what) {
+        if (status != WcStatus.SUCCESS) onFailedCompletion(status, what); else resumeWaiters();
         checkDrained();
     }
 
