@@ -46,7 +46,7 @@ public interface CmId extends AutoCloseable {
 
     /**
      * Tells the CM the connection is established because a receive completed first (rdma_notify with
-     * IBV_EVENT_COMM_EST; shared/seeds/004).
+     * IBV_EVENT_COMM_EST; thread "posting send requests in RTR").
      */
     void notifyEstablished();
 

@@ -2,7 +2,7 @@ package dev.nvmf.verbs;
 
 /**
  * {@code struct rdma_conn_param}: what connect and accept carry, and what a CONNECT_REQUEST or ESTABLISHED
- * event reports. Private data is copied (the CM pads it to 56 bytes on IB/RoCE; see nvmf-rdma.md section 1).
+ * event reports. Private data is copied (the CM pads it to 56 bytes on IB/RoCE: rdma_connect(3)).
  *
  * @param privateData         private data bytes (never null; may be empty)
  * @param responderResources  RDMA READs the sender will accept as responder

@@ -24,7 +24,7 @@ public interface Device extends AutoCloseable, EventSource {
     /**
      * Returns the next asynchronous event (ibv_get_async_event), or null when none arrives within the timeout;
      * the event is acknowledged before it is returned. {@code IBV_EVENT_COMM_EST} is the one the target answers
-     * (with {@link CmId#notifyEstablished()}, shared/seeds/004).
+     * (with {@link CmId#notifyEstablished()}; thread "posting send requests in RTR").
      */
     AsyncEvent pollAsyncEvent(long timeoutMillis);
 

@@ -4,7 +4,8 @@ package dev.nvmf.verbs;
  * A reliable-connected queue pair ({@code struct ibv_qp}), created on a {@link CmId}.
  *
  * <p>Hot-path calls return 0 or an errno value and allocate nothing. A post beyond the queue's capacity fails
- * with ENOMEM, as hardware does; the caller's send budget must make that impossible (shared/seeds/003).
+ * with ENOMEM, as hardware does; the caller's send budget must make that impossible (thread "two initiators":
+ * send-queue space is fed back by completions).
  * Posting to a QP in the error state succeeds; the work completes with {@link WcStatus#WR_FLUSH_ERR}.
  *
  * <p>A failed post of a chain is a partial post (ibv_post_send(3): {@code bad_wr} names the first request that

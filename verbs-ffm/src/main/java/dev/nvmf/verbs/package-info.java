@@ -17,7 +17,7 @@
  *       {@link WorkCompletion}); both providers read the same bytes. Callers build them once and patch fields
  *       in place per I/O.</li>
  *   <li>Posting to a queue pair in the error state is not a synchronous failure: the work request completes
- *       with {@link WcStatus#WR_FLUSH_ERR} (see shared/seeds/000).</li>
+ *       with {@link WcStatus#WR_FLUSH_ERR} (thread "drain_sq and drain_rq").</li>
  * </ul>
  *
  * <p>Faults, as the providers report them (what a transport's teardown builds on):

@@ -29,8 +29,10 @@ import dev.nvmf.target.service.EnvironmentException;
 import dev.nvmf.target.service.LogContext;
 import dev.nvmf.target.service.TargetRuntime;
 import dev.nvmf.verbs.RdmaProvider;
+import org.agrona.concurrent.Agent;
 import org.agrona.concurrent.AgentRunner;
 import org.agrona.concurrent.AgentTerminationException;
+import org.agrona.concurrent.SleepingIdleStrategy;
 import org.agrona.concurrent.SleepingMillisIdleStrategy;
 import org.agrona.concurrent.SystemNanoClock;
 
@@ -106,8 +108,8 @@ public final class DaemonRuntime implements TargetRuntime {
     private RdmaTransport transport;
     private TransportMetricsBridge bridge;
     private TargetConfig config;
-    private Thread timer;
-    private volatile boolean timerRunning;
+    private AgentRunner timer;
+    private volatile Thread timerThread;
     private final Set<Controller> expiriesCounted = Collections.newSetFromMap(new IdentityHashMap<>());
     private BackendAgent backendAgent;
     /** Backend closes handed to the backend agent by reloads and not finished yet: stop waits for them. */
@@ -215,26 +217,49 @@ public final class DaemonRuntime implements TargetRuntime {
     }
 
     private void startTimer() {
-        timerRunning = true;
         long period = options.timerPeriod().toNanos();
-        timer = new Thread(() -> {
-            while (timerRunning) {
-                try {
-                    tick(System.nanoTime());
-                } catch (RuntimeException e) {
-                    LOG.log(Level.WARNING, "timer", e);
-                }
-                LockSupport.parkNanos(period);
+        timer = new AgentRunner(new SleepingIdleStrategy(period), e -> LOG.log(Level.WARNING, "timer", e), null,
+                new TimerAgent(period));
+        timerThread = AgentRunner.startOnThread(timer, r -> {
+            Thread t = new Thread(r, "nvmf-timers");
+            t.setDaemon(true);
+            return t;
+        });
+    }
+
+    /** The timers as an agent: a {@link #tick} once a period; between turns its idle strategy sleeps. */
+    private final class TimerAgent implements Agent {
+        private final long periodNanos;
+        private long dueNanos = System.nanoTime();
+
+        TimerAgent(long periodNanos) {
+            this.periodNanos = periodNanos;
+        }
+
+        @Override
+        public int doWork() {
+            long now = System.nanoTime();
+            if (now - dueNanos < 0) {
+                return 0;
             }
-        }, "nvmf-timers");
-        timer.setDaemon(true);
-        timer.start();
+            dueNanos = now + periodNanos;
+            tick(now);
+            return 1;
+        }
+
+        @Override
+        public String roleName() {
+            return "nvmf-timers";
+        }
     }
 
     /** One timer turn: keep-alive expiries (counted and logged once per controller), transport rejects. */
     void tick(long nowNanos) {
+        // Taken before the check: a controller the expiry tears down can be gone from the target by the time the
+        // check returns (its queues drain on other threads), and it must still be counted.
+        List<Controller> controllers = target.controllers();
         if (target.checkTimers(nowNanos) > 0) {
-            for (Controller c : target.controllers()) {
+            for (Controller c : controllers) {
                 if (c.keepAlive().expired() && expiriesCounted.add(c)) {
                     if (!c.isDiscovery()) {
                         metrics.subsystem(c.subsystem().nqn()).keepAliveExpired();
@@ -269,7 +294,8 @@ public final class DaemonRuntime implements TargetRuntime {
 
     @Override
     public boolean healthy() {
-        if (transport == null || timer == null || !timer.isAlive()) {
+        Thread timerThread = this.timerThread;
+        if (transport == null || timerThread == null || !timerThread.isAlive() || timer.isClosed()) {
             return false;
         }
         for (int i = 0; i < transport.pollerCount(); i++) {
@@ -290,10 +316,9 @@ public final class DaemonRuntime implements TargetRuntime {
             return;
         }
         long deadline = System.nanoTime() + timeout.toNanos();
-        timerRunning = false;
         if (timer != null) {
-            LockSupport.unpark(timer);
-            join(timer, 2000);
+            // Wakes the sleeping agent at once rather than after its period.
+            timer.close(10, LockSupport::unpark);
         }
         // Stop listening, drain every queue (each host sees its connection end), release transport resources.
         long drainMillis = Math.max(100, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime()) * 3 / 4);
@@ -357,14 +382,6 @@ public final class DaemonRuntime implements TargetRuntime {
             flushAndClose(backend, nqn, nsid);
         } else {
             closeQuietly(backend);
-        }
-    }
-
-    private static void join(Thread t, long millis) {
-        try {
-            t.join(millis);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
         }
     }
 

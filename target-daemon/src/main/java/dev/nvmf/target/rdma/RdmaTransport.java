@@ -1,23 +1,34 @@
 package dev.nvmf.target.rdma;
 
 import dev.nvmf.target.core.QueueAcceptor;
-import dev.nvmf.target.rdma.cm.CmEventLoop;
+import dev.nvmf.target.rdma.cm.CmAgent;
 import dev.nvmf.target.rdma.cm.PortListener;
 import dev.nvmf.target.rdma.poller.Poller;
 import dev.nvmf.verbs.CmEventChannel;
 import dev.nvmf.verbs.RdmaProvider;
+import org.agrona.ErrorHandler;
+import org.agrona.LangUtil;
+import org.agrona.concurrent.Agent;
+import org.agrona.concurrent.AgentInvoker;
+import org.agrona.concurrent.AgentRunner;
+import org.agrona.concurrent.IdleStrategy;
 
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.locks.LockSupport;
 
 /**
- * The NVMe-oF RDMA transport: listeners, the CM thread and the pollers, over any {@link RdmaProvider}.
+ * The NVMe-oF RDMA transport: listeners, the CM agent and the pollers, over any {@link RdmaProvider}.
  *
- * <p>Two ways to run it: {@link #start()} starts the CM thread and one thread per poller; tests instead call
- * {@link #open()} and drive {@link #cm()}{@code .doWork()} and {@link #poller(int)}{@code .doWork()} themselves
- * (deterministic, no threads). {@link #stop()} drains every queue (the same drain as a host disconnect) and then
- * releases everything; in manual mode use {@link #beginShutdown()}, pump, then {@link #close()}.
+ * <p>The agents run one of two ways, chosen when the transport opens: {@link #start()} gives each an
+ * {@link AgentRunner} on its own thread; {@link #open()} gives each an {@link AgentInvoker} that a test calls
+ * ({@link #cmInvoker()}, {@link #pollerInvoker(int)}: deterministic, no threads). Everything else is the same in
+ * both, stopping included: {@link #stop(long)} asks every queue to drain (the same drain as a host disconnect), lets
+ * the agents work until the drains are done, then closes the agents and releases everything.
  */
 public final class RdmaTransport implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(RdmaTransport.class.getName());
@@ -28,8 +39,12 @@ public final class RdmaTransport implements AutoCloseable {
     private final RdmaMetrics metrics = new RdmaMetrics();
     private final Poller[] pollers;
     private CmEventChannel channel;
-    private CmEventLoop cm;
-    private final List<Thread> threads = new ArrayList<>();
+    private CmAgent cm;
+    private final List<AgentRunner> runners = new ArrayList<>();
+    private AgentInvoker cmInvoker;
+    private AgentInvoker[] pollerInvokers = new AgentInvoker[0];
+    /** What waiting for the agents does: invoke them (invokers), or give their threads time (runners). */
+    private Runnable progress = () -> { };
     private boolean opened;
     private boolean closed;
 
@@ -45,11 +60,34 @@ public final class RdmaTransport implements AutoCloseable {
 
     public RdmaMetrics metrics() { return metrics; }
 
-    /** Creates the event channel and listens on every port, without starting threads. */
+    /**
+     * Creates the event channel and listens on every port; the agents are then driven by the caller through
+     * {@link #cmInvoker()} and {@link #pollerInvoker(int)}. A failure on the caller's thread reaches the caller.
+     */
     public synchronized void open() {
         if (opened) return;
+        listen();
+        ErrorHandler rethrow = LangUtil::rethrowUnchecked;
+        cmInvoker = new AgentInvoker(rethrow, null, cm);
+        pollerInvokers = new AgentInvoker[pollers.length];
+        for (int i = 0; i < pollers.length; i++) pollerInvokers[i] = new AgentInvoker(rethrow, null, pollers[i]);
+        cmInvoker.start();
+        for (AgentInvoker i : pollerInvokers) i.start();
+        progress = this::invokeAll;
+    }
+
+    /** Listens on every port and starts the CM agent and every poller on a thread of its own. */
+    public synchronized void start() {
+        if (opened) return;
+        listen();
+        run(cm, cm.idleStrategy());
+        for (Poller p : pollers) run(p, p.idleStrategy());
+        progress = () -> LockSupport.parkNanos(1_000_000L);
+    }
+
+    private void listen() {
         channel = provider.createEventChannel();
-        cm = new CmEventLoop(config, channel, acceptor, pollers, metrics);
+        cm = new CmAgent(config, channel, acceptor, pollers, metrics);
         try {
             cm.listen();
         } catch (RuntimeException e) {
@@ -60,28 +98,37 @@ public final class RdmaTransport implements AutoCloseable {
         opened = true;
     }
 
-    /** Opens and starts the CM thread and the poller threads. */
-    public synchronized void start() {
-        open();
-        Thread cmThread = new Thread(cm, "nvmf-rdma-cm");
-        cmThread.setDaemon(true);
-        threads.add(cmThread);
-        for (Poller p : pollers) {
-            Thread t = new Thread(p, "nvmf-rdma-poller-" + p.index());
+    private void run(Agent agent, IdleStrategy idle) {
+        // A failing duty cycle is logged and the agent carries on: one bad event does not stop the data plane.
+        AgentRunner runner = new AgentRunner(idle,
+                t -> LOG.log(System.Logger.Level.ERROR, agent.roleName() + " failed", t), null, agent);
+        runners.add(runner);
+        AgentRunner.startOnThread(runner, r -> {
+            Thread t = new Thread(r, agent.roleName());
             t.setDaemon(true);
-            threads.add(t);
-        }
-        for (Thread t : threads) t.start();
+            return t;
+        });
     }
 
-    public CmEventLoop cm() { return cm; }
+    private void invokeAll() {
+        cmInvoker.invoke();
+        for (AgentInvoker i : pollerInvokers) i.invoke();
+    }
+
+    public CmAgent cm() { return cm; }
+
+    /** The CM agent's invoker, after {@link #open()}. */
+    public AgentInvoker cmInvoker() { return cmInvoker; }
+
+    /** Poller {@code i}'s invoker, after {@link #open()}. */
+    public AgentInvoker pollerInvoker(int i) { return pollerInvokers[i]; }
 
     /**
-     * Listens on another port while running (configuration reload): on the CM thread when it runs, else here.
-     * Returns once the port listens; throws (and listens on nothing new) if it cannot.
+     * Listens on another port while running (configuration reload): on the CM agent. Returns once the port
+     * listens; throws (and listens on nothing new) if it cannot.
      */
     public void addListener(RdmaPortConfig port) {
-        onCmThread(() -> {
+        onCmAgent(() -> {
             cm.addListener(port);
             return null;
         });
@@ -89,23 +136,14 @@ public final class RdmaTransport implements AutoCloseable {
 
     /** Stops listening on a port while running; its connected queues stay. Returns whether it was listening. */
     public boolean removeListener(int portId) {
-        return onCmThread(() -> cm.removeListener(portId));
+        return onCmAgent(() -> cm.removeListener(portId));
     }
 
-    private <T> T onCmThread(java.util.concurrent.Callable<T> task) {
+    private <T> T onCmAgent(Callable<T> task) {
         synchronized (this) {
             if (!opened || closed) throw new IllegalStateException("transport not running");
         }
-        if (threads.isEmpty()) {
-            try {
-                return task.call();
-            } catch (RuntimeException e) {
-                throw e;
-            } catch (Exception e) {
-                throw new IllegalStateException(e);
-            }
-        }
-        java.util.concurrent.CompletableFuture<T> f = new java.util.concurrent.CompletableFuture<>();
+        CompletableFuture<T> f = new CompletableFuture<>();
         cm.submit(() -> {
             try {
                 f.complete(task.call());
@@ -113,16 +151,17 @@ public final class RdmaTransport implements AutoCloseable {
                 f.completeExceptionally(t);
             }
         });
+        long deadline = System.nanoTime() + 10_000_000_000L;
+        while (!f.isDone() && System.nanoTime() < deadline) progress.run();
+        if (!f.isDone()) throw new IllegalStateException("the CM agent did not answer in 10 s");
         try {
-            return f.get(10, java.util.concurrent.TimeUnit.SECONDS);
-        } catch (java.util.concurrent.ExecutionException e) {
+            return f.get();
+        } catch (ExecutionException e) {
             if (e.getCause() instanceof RuntimeException r) throw r;
             throw new IllegalStateException(e.getCause());
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new IllegalStateException("interrupted waiting for the CM thread", e);
-        } catch (java.util.concurrent.TimeoutException e) {
-            throw new IllegalStateException("the CM thread did not answer in 10 s", e);
+            throw new IllegalStateException("interrupted waiting for the CM agent", e);
         }
     }
 
@@ -140,54 +179,28 @@ public final class RdmaTransport implements AutoCloseable {
     /** Queues accepted and not yet released (any thread). */
     public long openQueues() { return metrics.queuesOpen.get(); }
 
-    /** Stops listening and asks every queue to drain (manual mode; {@link #stop()} does it for threads). */
+    /** The first half of {@link #stop(long)}: the CM agent stops listening and asks every queue to drain. */
     public void beginShutdown() {
-        if (cm != null) cm.beginShutdown();
+        if (cm != null) cm.submit(cm::beginShutdown);
     }
 
     /**
      * Drains every queue (each ends exactly like a disconnect: flushed, counted back, released, core queue
-     * closed), then stops the threads and releases CQs, slabs and PDs. Waits up to {@code timeoutMillis} for the
+     * closed), then closes the agents and releases CQs, slabs and PDs. Waits up to {@code timeoutMillis} for the
      * drains.
      */
     public void stop(long timeoutMillis) {
         synchronized (this) {
             if (!opened || closed) return;
         }
-        if (threads.isEmpty()) {
-            beginShutdown();
-            long deadline = System.nanoTime() + timeoutMillis * 1_000_000L;
-            while (openQueues() > 0 && System.nanoTime() < deadline) {
-                int w = cm.doWork();
-                for (Poller p : pollers) w += p.doWork();
-                if (w == 0) Thread.onSpinWait();
-            }
-        } else {
-            cm.submit(cm::beginShutdown);
-            long deadline = System.nanoTime() + timeoutMillis * 1_000_000L;
-            while (openQueues() > 0 && System.nanoTime() < deadline) {
-                try {
-                    Thread.sleep(5);
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    break;
-                }
-            }
-        }
+        beginShutdown();
+        long deadline = System.nanoTime() + timeoutMillis * 1_000_000L;
+        while (openQueues() > 0 && System.nanoTime() < deadline) progress.run();
         if (openQueues() > 0) {
             LOG.log(System.Logger.Level.WARNING, "{0} queue(s) did not drain in {1} ms; releasing anyway",
                     openQueues(), timeoutMillis);
             for (Poller p : pollers) {
                 for (var q : p.liveQueues()) LOG.log(System.Logger.Level.WARNING, "  " + q.describe());
-            }
-        }
-        cm.stop();
-        for (Poller p : pollers) p.stop();
-        for (Thread t : threads) {
-            try {
-                t.join(5000);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
             }
         }
         close();
@@ -197,13 +210,36 @@ public final class RdmaTransport implements AutoCloseable {
         stop(10_000);
     }
 
-    /** Releases pollers' CQs and pools, device PDs and slabs, and the event channel. */
+    /**
+     * The second half of {@link #stop(long)}: closes the agents (their threads end), then releases pollers' CQs
+     * and pools, device PDs and slabs, and the event channel.
+     */
     @Override
     public synchronized void close() {
         if (closed || !opened) return;
         closed = true;
+        cm.requestStop();
+        for (Poller p : pollers) p.requestStop();
+        for (AgentRunner r : runners) closeWithin(r, 5);
+        if (cmInvoker != null) cmInvoker.close();
+        for (AgentInvoker i : pollerInvokers) i.close();
+        // The agents are closed: this thread owns what they owned. Listeners the CM agent did not get to close
+        // (stop() found no queue to wait for) go now.
+        cm.beginShutdown();
         for (Poller p : pollers) p.close();
         cm.closeDevices();
         channel.close();
+    }
+
+    /** Closes an agent's runner, waiting at most {@code seconds} for its thread (AgentRunner.close alone waits on). */
+    private static void closeWithin(AgentRunner runner, int seconds) {
+        int[] waited = {0};
+        try {
+            runner.close(1000, thread -> {
+                if (++waited[0] >= seconds) throw new IllegalStateException(thread.getName() + " did not stop");
+            });
+        } catch (IllegalStateException e) {
+            LOG.log(System.Logger.Level.WARNING, e.getMessage() + " in " + seconds + " s; releasing anyway");
+        }
     }
 }

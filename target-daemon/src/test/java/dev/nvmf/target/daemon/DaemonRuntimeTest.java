@@ -9,7 +9,7 @@ import dev.nvmf.target.nvme.Features;
 import dev.nvmf.target.nvme.Le;
 import dev.nvmf.target.nvme.LogPages;
 import dev.nvmf.target.nvme.Status;
-import dev.nvmf.target.rdma.support.TestHost;
+import dev.nvmf.target.rdma.support.Cqe;
 import dev.nvmf.verbs.CmEventType;
 import dev.nvmf.verbs.soft.SoftFabric;
 import org.junit.jupiter.api.AfterEach;
@@ -187,7 +187,7 @@ class DaemonRuntimeTest {
         TargetConfig after = load(yaml(NS1 + NS2, ""));
         runtime.apply(ConfigDiff.between(before, after), after);
 
-        TestHost.Response event = admin.awaitResponse(aer);
+        Cqe event = admin.awaitResponse(aer);
         assertEquals(0, event.status(), "the AER completes with the namespace notice");
         MemorySegment changed = admin.logPage(LogPages.LID_CHANGED_NAMESPACE_LIST, 4096);
         assertEquals(2, Le.u32(changed, 0), "changed namespace list names NSID 2");

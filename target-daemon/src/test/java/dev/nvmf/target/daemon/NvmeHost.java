@@ -6,10 +6,11 @@ import dev.nvmf.target.nvme.Le;
 import dev.nvmf.target.nvme.Opcodes;
 import dev.nvmf.target.nvme.Properties;
 import dev.nvmf.target.nvme.Status;
-import dev.nvmf.target.rdma.support.TestHost;
-import dev.nvmf.verbs.CmEventType;
-import dev.nvmf.verbs.MemoryRegion;
+import dev.nvmf.target.rdma.support.Capsules;
+import dev.nvmf.target.rdma.support.Cqe;
+import dev.nvmf.verbs.Access;
 import dev.nvmf.verbs.RdmaProvider;
+import dev.nvmf.verbs.initiator.ScriptedInitiator;
 
 import java.lang.foreign.MemorySegment;
 import java.net.InetSocketAddress;
@@ -19,10 +20,9 @@ import java.util.Arrays;
 import java.util.function.BooleanSupplier;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertNotNull;
 
 /**
- * One NVMe/RDMA queue of a test host, at the NVMe level, on the transport tests' verbs-level {@link TestHost}
+ * One NVMe/RDMA queue of a test host, at the NVMe level, on the verbs-level test host {@link ScriptedInitiator}
  * (reused, not copied): Fabrics Connect (Connect data by keyed SGL, as the Linux host does), Property Set, admin
  * and I/O commands with keyed or in-capsule data, responses by CID. For an automatic soft fabric and a target
  * running its own threads: waits poll the host with a bound.
@@ -34,7 +34,7 @@ final class NvmeHost implements AutoCloseable {
     static final int DSM_RANGE_BYTES = 16;
     static final int CC_ENABLE = Properties.CC_EN | (6 << Properties.CC_IOSQES_SHIFT) | (4 << Properties.CC_IOCQES_SHIFT);
 
-    final TestHost rdma;
+    final ScriptedInitiator rdma;
     final String hostNqn;
     final byte[] hostId;
     final int qid;
@@ -46,21 +46,19 @@ final class NvmeHost implements AutoCloseable {
         this.hostNqn = hostNqn;
         this.hostId = Arrays.copyOf(hostNqn.getBytes(StandardCharsets.UTF_8), 16);
         this.qid = qid;
-        this.rdma = new TestHost(fabric);
-        rdma.connect(source, target, qid, depth, 16, Thread::onSpinWait);
-        assertNotNull(rdma.connectResult, "no CM answer to the connect request");
-        assertEquals(CmEventType.ESTABLISHED, rdma.connectResult.type(), () -> "CM: " + rdma.connectResult);
+        this.rdma = new ScriptedInitiator(fabric, Capsules.queueOptions(source, target, qid, depth, 16));
+        assertEquals(ScriptedInitiator.State.CONNECTED, rdma.connect(20_000), () -> "CM: " + rdma.cmEvents());
     }
 
-    static void await(BooleanSupplier condition, TestHost h, String what) {
+    static void await(BooleanSupplier condition, ScriptedInitiator h, String what) {
         await(condition, h, what, Duration.ofSeconds(20));
     }
 
-    static void await(BooleanSupplier condition, TestHost h, String what, Duration bound) {
+    static void await(BooleanSupplier condition, ScriptedInitiator h, String what, Duration bound) {
         long deadline = System.nanoTime() + bound.toNanos();
         while (!condition.getAsBoolean()) {
             if (h != null) {
-                h.poll();
+                h.doWork();
             }
             if (System.nanoTime() > deadline) {
                 throw new AssertionError("timed out waiting for " + what);
@@ -72,8 +70,8 @@ final class NvmeHost implements AutoCloseable {
     /** A fresh command capsule in the next send slot: opcode, a new CID, NSID 0, a zero-length keyed SGL. */
     MemorySegment command(int opcode) {
         int cid = nextCid++;
-        MemorySegment c = rdma.capsule(opcode, cid, 0);
-        Le.u32(c, 4, 0); // TestHost puts NSID 1 there; commands here set what they need
+        MemorySegment c = Capsules.command(opcode, cid, 0);
+        Le.u32(c, 4, 0); // Capsules puts NSID 1 there; commands here set what they need
         return c;
     }
 
@@ -88,19 +86,17 @@ final class NvmeHost implements AutoCloseable {
 
     int execute(MemorySegment capsule, int inCapsuleBytes) {
         int cid = cid(capsule);
-        assertEquals(0, rdma.send(inCapsuleBytes), "post send");
+        assertEquals(0, Capsules.send(rdma, capsule, inCapsuleBytes), "post send");
         return awaitResponse(cid).status();
     }
 
-    TestHost.Response awaitResponse(int cid) {
+    Cqe awaitResponse(int cid) {
         return awaitResponse(cid, Duration.ofSeconds(20));
     }
 
-    TestHost.Response awaitResponse(int cid, Duration bound) {
-        await(() -> rdma.response(cid) != null, rdma, "response to cid " + cid + " on qid " + qid, bound);
-        TestHost.Response r = rdma.response(cid);
-        rdma.received.remove(r);
-        return r;
+    Cqe awaitResponse(int cid, Duration bound) {
+        await(() -> Cqe.find(rdma, cid) != null, rdma, "response to cid " + cid + " on qid " + qid, bound);
+        return Cqe.take(rdma, cid);
     }
 
     /** Fabrics Connect for this queue (cntlid FFFFh on the admin queue); returns the status. */
@@ -111,14 +107,15 @@ final class NvmeHost implements AutoCloseable {
         Le.u16(c, FabricsCommand.CONNECT_QID, qid);
         Le.u16(c, FabricsCommand.CONNECT_SQSIZE, sqsize);
         Le.u32(c, FabricsCommand.CONNECT_KATO, katoMillis);
-        MemoryRegion data = rdma.dataRegion(FabricsCommand.CONNECT_DATA_SIZE);
-        MemorySegment d = data.segment();
+        ScriptedInitiator.HostBuffer data = rdma.exposeBuffer(FabricsCommand.CONNECT_DATA_SIZE,
+                Access.LOCAL_WRITE | Access.REMOTE_READ | Access.REMOTE_WRITE, ScriptedInitiator.HostKey.REGION);
+        MemorySegment d = data.memory();
         d.fill((byte) 0);
         MemorySegment.copy(MemorySegment.ofArray(hostId), 0, d, FabricsCommand.DATA_HOSTID, 16);
         Le.u16(d, FabricsCommand.DATA_CNTLID, cntlid);
         Le.utf8NulPadded(d, FabricsCommand.DATA_SUBNQN, FabricsCommand.NQN_FIELD_LENGTH, subnqn);
         Le.utf8NulPadded(d, FabricsCommand.DATA_HOSTNQN, FabricsCommand.NQN_FIELD_LENGTH, hostNqn);
-        TestHost.keyed(c, data.address(), FabricsCommand.CONNECT_DATA_SIZE, data.rkey(), false);
+        Capsules.keyed(c, data.address(), FabricsCommand.CONNECT_DATA_SIZE, data.rkey(), false);
         return execute(c);
     }
 
@@ -136,11 +133,11 @@ final class NvmeHost implements AutoCloseable {
     /** A command whose data comes back into a fresh registered buffer of {@code bytes}: returns [status, data]. */
     Object[] readInto(MemorySegment capsule, int bytes) {
         // A type-2 window the target may invalidate (SEND_WITH_INV), as the Linux host's keys are.
-        TestHost.HostBuffer buf = rdma.dataWindow(bytes);
-        buf.segment().fill((byte) 0x5A);
-        TestHost.keyed(capsule, buf.address(), bytes, buf.rkey(), true);
+        ScriptedInitiator.HostBuffer buf = rdma.exposeBuffer(bytes);
+        buf.memory().fill((byte) 0x5A);
+        Capsules.keyed(capsule, buf.address(), bytes, buf.rkey(), true);
         int status = execute(capsule);
-        return new Object[] {status, buf.segment()};
+        return new Object[] {status, buf.memory()};
     }
 
     MemorySegment identify(int cns, int nsid) {
@@ -177,7 +174,7 @@ final class NvmeHost implements AutoCloseable {
     int sendAsyncEventRequest() {
         MemorySegment c = command(Opcodes.ADMIN_ASYNC_EVENT_REQUEST);
         int cid = cid(c);
-        assertEquals(0, rdma.send(0));
+        assertEquals(0, Capsules.send(rdma, c, 0));
         return cid;
     }
 
@@ -198,7 +195,7 @@ final class NvmeHost implements AutoCloseable {
         Le.u32(c, 4, nsid);
         Le.u64(c, 40, slba);
         Le.u32(c, 48, data.length / blockSize - 1);
-        TestHost.inCapsule(c, 0, data.length);
+        Capsules.inCapsule(c, 0, data.length);
         MemorySegment.copy(MemorySegment.ofArray(data), 0, c, 64, data.length);
         return execute(c, data.length);
     }
@@ -225,7 +222,7 @@ final class NvmeHost implements AutoCloseable {
         Le.u32(c, 4, nsid);
         Le.u32(c, 40, 0); // NR: one range (0's based)
         Le.u32(c, 44, DSM_ATTRIBUTE_DEALLOCATE);
-        TestHost.inCapsule(c, 0, DSM_RANGE_BYTES);
+        Capsules.inCapsule(c, 0, DSM_RANGE_BYTES);
         Le.u32(c, 64, 0);          // context attributes
         Le.u32(c, 64 + 4, blocks); // length in logical blocks
         Le.u64(c, 64 + 8, slba);   // starting LBA

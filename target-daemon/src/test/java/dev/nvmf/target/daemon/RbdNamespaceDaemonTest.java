@@ -13,7 +13,7 @@ import dev.nvmf.target.nvme.Features;
 import dev.nvmf.target.nvme.Le;
 import dev.nvmf.target.nvme.LogPages;
 import dev.nvmf.target.nvme.Status;
-import dev.nvmf.target.rdma.support.TestHost;
+import dev.nvmf.target.rdma.support.Cqe;
 import dev.nvmf.verbs.Errno;
 import dev.nvmf.verbs.soft.SoftFabric;
 import org.junit.jupiter.api.AfterAll;
@@ -220,7 +220,7 @@ class RbdNamespaceDaemonTest {
                 AsyncEvents.CONFIG_NAMESPACE_ATTRIBUTE));
         int aer = admin.sendAsyncEventRequest();
         images.resize(image, 96 * MiB);
-        TestHost.Response event = admin.awaitResponse(aer, Duration.ofSeconds(60));
+        Cqe event = admin.awaitResponse(aer, Duration.ofSeconds(60));
         assertEquals(0, event.status(), "the AER completes: Namespace Attribute Changed (the only notice enabled)");
         MemorySegment changed = admin.logPage(LogPages.LID_CHANGED_NAMESPACE_LIST, 4096);
         assertEquals(1, Le.u32(changed, 0), "the changed namespace list names NSID 1");

@@ -1,8 +1,10 @@
 package dev.nvmf.target.rdma;
 
+import dev.nvmf.target.rdma.support.Capsules;
+import dev.nvmf.target.rdma.support.Cqe;
 import dev.nvmf.target.rdma.support.FakeCore;
-import dev.nvmf.target.rdma.support.TestHost;
 import dev.nvmf.verbs.CmEventType;
+import dev.nvmf.verbs.initiator.ScriptedInitiator;
 import dev.nvmf.verbs.soft.SoftFabric;
 import org.junit.jupiter.api.Test;
 
@@ -19,10 +21,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * on an automatic soft fabric, with core completions arriving from another thread (a backend-like executor).
  */
 class ThreadedTransportTest {
-    private static void await(BooleanSupplier condition, TestHost h, String what) {
+    private static void await(BooleanSupplier condition, ScriptedInitiator h, String what) {
         long deadline = System.nanoTime() + 10_000_000_000L;
         while (!condition.getAsBoolean()) {
-            if (h != null) h.poll();
+            if (h != null) h.doWork();
             if (System.nanoTime() > deadline) throw new AssertionError("timed out waiting for " + what);
             Thread.onSpinWait();
         }
@@ -45,14 +47,13 @@ class ThreadedTransportTest {
         }, "fake-backend");
         backend.setDaemon(true);
         backend.start();
-        TestHost[] hosts = new TestHost[2];
+        ScriptedInitiator[] hosts = new ScriptedInitiator[2];
         try {
             for (int q = 0; q < 2; q++) {
-                TestHost h = new TestHost(fabric);
+                ScriptedInitiator h = new ScriptedInitiator(fabric, Capsules.queueOptions(
+                        new InetSocketAddress("10.0.0.2", 0), new InetSocketAddress("10.0.0.1", 4420), q + 1, 16, 16));
                 hosts[q] = h;
-                h.connect(new InetSocketAddress("10.0.0.2", 0), new InetSocketAddress("10.0.0.1", 4420), q + 1, 16,
-                        16, Thread::onSpinWait);
-                assertEquals(CmEventType.ESTABLISHED, h.connectResult.type());
+                assertEquals(ScriptedInitiator.State.CONNECTED, h.connect(10_000));
             }
             // The two queues went to different pollers.
             assertEquals(1, t.poller(0).openQueues());
@@ -60,27 +61,26 @@ class ThreadedTransportTest {
             Thread.sleep(300); // let the pollers go idle and block on their channels: completions must wake them
             for (int round = 0; round < 50; round++) {
                 for (int q = 0; q < 2; q++) {
-                    TestHost h = hosts[q];
-                    TestHost.HostBuffer r = h.dataWindow(8192);
-                    MemorySegment c = h.capsule(FakeCore.OP_WRITE, round, q * 65536L + round * 8L);
-                    TestHost.keyed(c, r.address(), 8192, r.rkey(), true);
-                    assertEquals(0, h.send(0));
+                    ScriptedInitiator h = hosts[q];
+                    ScriptedInitiator.HostBuffer r = h.exposeBuffer(8192);
+                    MemorySegment c = Capsules.command(FakeCore.OP_WRITE, round, q * 65536L + round * 8L);
+                    Capsules.keyed(c, r.address(), 8192, r.rkey(), true);
+                    assertEquals(0, Capsules.send(h, c, 0));
                     int cid = round;
-                    await(() -> h.response(cid) != null, h, "response " + round);
-                    assertEquals(0, h.response(cid).status());
-                    h.received.clear();
+                    await(() -> Cqe.find(h, cid) != null, h, "response " + round);
+                    assertEquals(0, Cqe.take(h, cid).status());
                 }
             }
             assertEquals(100, t.metrics().responsesSent.sum());
             core.deferred = false;
             t.stop(10_000);
             assertEquals(0, t.openQueues());
-            for (TestHost h : hosts) await(() -> h.sawEvent(CmEventType.DISCONNECTED), h, "host DISCONNECTED");
+            for (ScriptedInitiator h : hosts) await(() -> h.sawEvent(CmEventType.DISCONNECTED), h, "host DISCONNECTED");
             assertTrue(core.queue(0).closed && core.queue(1).closed);
         } finally {
             backend.interrupt();
             t.stop(1000);
-            for (TestHost h : hosts) if (h != null) h.close();
+            for (ScriptedInitiator h : hosts) if (h != null) h.close();
         }
         assertTrue(fabric.resources().nothingLeaked(), fabric.resources().toString());
     }

@@ -17,7 +17,7 @@ import dev.nvmf.target.service.LogSetup;
 import dev.nvmf.target.service.SdNotify;
 import dev.nvmf.target.service.TargetRuntime;
 import dev.nvmf.target.service.TargetService;
-import dev.nvmf.tests.bench.BenchHost;
+import dev.nvmf.tests.bench.BenchQueue;
 import dev.nvmf.verbs.soft.SoftFabric;
 import dev.nvmf.verbs.soft.SoftResources;
 
@@ -56,7 +56,7 @@ import java.util.concurrent.TimeUnit;
  * scripts/bench.sh aot. Any failed command or step throws: a training that did not do its work would
  * record a cache of the wrong paths.
  *
- * <p>The workload touches only what {@code serve} would; its own helpers (the soft fabric, {@link BenchHost}) come
+ * <p>The workload touches only what {@code serve} would; its own helpers (the soft fabric, {@link BenchQueue}) come
  * from the training kit's class loader and so stay out of the cache's application classes.
  */
 public final class AotTraining {
@@ -311,9 +311,9 @@ public final class AotTraining {
 
     /** {@code nvme discover}: Connect to the discovery controller, enable it, Identify, the discovery log. */
     private void discover(InetSocketAddress src, InetSocketAddress dst) {
-        BenchHost d = new BenchHost(fabric, 0, 32, 4096);
+        BenchQueue d = new BenchQueue(fabric, src, dst, 0, 32, 4096);
         try {
-            d.rdmaConnect(src, dst, AotTraining::idle);
+            d.rdmaConnect(AotTraining::idle);
             expect(0, d.nvmeConnect(DiscoveryLog.DISCOVERY_NQN, HOST_A, 0xFFFF, AotTraining::idle),
                     "discovery Connect");
             sync(d, 0, d.propertyGet(0, Properties.CAP, true), "Property Get CAP");
@@ -331,8 +331,8 @@ public final class AotTraining {
     private final class Host {
         final String subnqn;
         final String hostnqn;
-        BenchHost admin;
-        final List<BenchHost> queues = new ArrayList<>();
+        BenchQueue admin;
+        final List<BenchQueue> queues = new ArrayList<>();
         int nextOp;
 
         Host(String subnqn, String hostnqn) {
@@ -341,8 +341,8 @@ public final class AotTraining {
         }
 
         void connect(InetSocketAddress src, InetSocketAddress dst) {
-            admin = new BenchHost(fabric, 0, 32, 4096);
-            admin.rdmaConnect(src, dst, AotTraining::idle);
+            admin = new BenchQueue(fabric, src, dst, 0, 32, 4096);
+            admin.rdmaConnect(AotTraining::idle);
             expect(0, admin.nvmeConnect(subnqn, hostnqn, 0xFFFF, AotTraining::idle), "admin Connect");
             int cntlid = admin.lastResult0 & 0xFFFF;
             sync(admin, 0, admin.propertyGet(0, Properties.CAP, true), "Property Get CAP");
@@ -362,8 +362,8 @@ public final class AotTraining {
                     LogPages.EFFECTS_SIZE), 0, LogPages.EFFECTS_SIZE);
             armEvent();
             for (int qid = 1; qid <= 2; qid++) {
-                BenchHost q = new BenchHost(fabric, qid, IO_DEPTH, MAX_IO);
-                q.rdmaConnect(src, dst, AotTraining::idle);
+                BenchQueue q = new BenchQueue(fabric, src, dst, qid, IO_DEPTH, MAX_IO);
+                q.rdmaConnect(AotTraining::idle);
                 expect(0, q.nvmeConnect(subnqn, hostnqn, cntlid, AotTraining::idle), "I/O queue Connect");
                 q.completed = 0;
                 queues.add(q);
@@ -373,7 +373,7 @@ public final class AotTraining {
         /** I/O commands completed on this host's queues. */
         long completed() {
             long n = 0;
-            for (BenchHost q : queues) {
+            for (BenchQueue q : queues) {
                 n += q.completed;
             }
             return n;
@@ -398,7 +398,7 @@ public final class AotTraining {
                     throw new IllegalStateException(subnqn + ": no namespace-change event after the reload");
                 }
                 admin.poll();
-                for (BenchHost q : queues) {
+                for (BenchQueue q : queues) {
                     q.poll();
                 }
             }
@@ -412,7 +412,7 @@ public final class AotTraining {
 
         /** Polls every I/O queue and tops it up to {@link #IO_OUTSTANDING} commands of the mix. */
         void io() {
-            for (BenchHost q : queues) {
+            for (BenchQueue q : queues) {
                 q.poll();
                 if (q.failed != 0) {
                     throw new IllegalStateException(subnqn + ": I/O failed with status 0x"
@@ -428,7 +428,7 @@ public final class AotTraining {
         }
 
         /** The mix: mostly 4 KiB reads and writes, some 128 KiB reads and 64 KiB writes, flush, write zeroes. */
-        private int submit(BenchHost q, int slot) {
+        private int submit(BenchQueue q, int slot) {
             int op = nextOp++ % 20;
             long lba = lba();
             if (op < 8) {
@@ -456,7 +456,7 @@ public final class AotTraining {
         }
 
         void close() {
-            for (BenchHost q : queues) {
+            for (BenchQueue q : queues) {
                 drain(q);
                 q.close();
             }
@@ -465,7 +465,7 @@ public final class AotTraining {
         }
 
         /** Waits for everything but the outstanding event request to complete. */
-        private void drain(BenchHost h) {
+        private void drain(BenchQueue h) {
             long deadline = System.nanoTime() + STEP_NANOS;
             int keep = h == admin && admin.busy(AER_SLOT) ? 1 : 0;
             while (h.outstanding() > keep) {
@@ -490,7 +490,7 @@ public final class AotTraining {
     }
 
     /** Waits for the command just posted on {@code slot} and checks its status. */
-    private static void sync(BenchHost h, int slot, int postRc, String what) {
+    private static void sync(BenchQueue h, int slot, int postRc, String what) {
         expect(0, postRc, what + ": post_send");
         long failedBefore = h.failed;
         long deadline = System.nanoTime() + STEP_NANOS;

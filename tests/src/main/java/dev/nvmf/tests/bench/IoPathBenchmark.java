@@ -22,8 +22,8 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * CPU cost per I/O of the target's data path without a VM: {@link SoftBenchRig} (RDMA transport + NVMe core + RAM
- * namespace on the soft verbs provider, manual mode) and a {@link BenchHost} keeping {@code qd} commands of 4 KiB
- * in flight at random LBAs; every turn delivers the fabric, runs the poller's {@code doWork()} once, takes the
+ * namespace on the soft verbs provider, manual mode) and a {@link BenchQueue} keeping {@code qd} commands of 4 KiB
+ * in flight at random LBAs; every turn delivers the fabric, runs the poller agent's {@code doWork()} once, takes the
  * responses and refills the queue. One thread does everything, so the time per I/O is the sum of
  * <ul>
  *   <li>the target: the poller's doWork (transport, core, RAM copy, metrics when {@code observer=metrics}), and the
@@ -64,7 +64,7 @@ public class IoPathBenchmark {
     public String observer;
 
     private SoftBenchRig rig;
-    private BenchHost host;
+    private BenchQueue host;
     private int kind;
     private long goal;
     private long rnd = 0x9E3779B97F4A7C15L;
@@ -205,7 +205,7 @@ public class IoPathBenchmark {
             int w = rig.fabric.deliverAll();
             long t1 = System.nanoTime();
             long a1 = threads.getCurrentThreadAllocatedBytes();
-            w += rig.transport.poller(0).doWork();
+            w += rig.transport.pollerInvoker(0).invoke();
             long a2 = threads.getCurrentThreadAllocatedBytes();
             long t2 = System.nanoTime();
             w += host.poll();

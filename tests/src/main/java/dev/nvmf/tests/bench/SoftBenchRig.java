@@ -26,9 +26,9 @@ import java.util.logging.Logger;
 
 /**
  * The target's I/O path without a VM: the RDMA transport, the NVMe core and a RAM namespace on the in-process soft
- * verbs provider in manual mode, and one {@link BenchHost} I/O queue connected to it. Nothing runs on its own:
- * {@link #step()} delivers what the fabric has in flight, runs the CM agent and the poller's {@code doWork()} once,
- * and polls the host. All on the caller's thread, so a benchmark sees every cycle.
+ * verbs provider in manual mode, and one {@link BenchQueue} I/O queue connected to it. Nothing runs on its own:
+ * {@link #step()} delivers what the fabric has in flight, runs the poller agent's duty cycle once (through its
+ * {@code AgentInvoker}), and polls the host. All on the caller's thread, so a benchmark sees every cycle.
  *
  * <p>With {@code daemonMetrics} the core reports every completion to the daemon's own observer (latency histogram,
  * bytes and error counters per namespace and opcode), as {@code nvmf-target serve} does. That observer is created
@@ -55,8 +55,8 @@ public final class SoftBenchRig implements AutoCloseable {
     public final NvmeTarget target = new NvmeTarget();
     public final RamBackend ram;
     public final RdmaTransport transport;
-    public final BenchHost admin;
-    public final BenchHost io;
+    public final BenchQueue admin;
+    public final BenchQueue io;
     private final Runnable pump = this::pumpOnce;
 
     /**
@@ -84,13 +84,13 @@ public final class SoftBenchRig implements AutoCloseable {
         transport.open();
         InetSocketAddress src = new InetSocketAddress(HOST_IP, 0);
         InetSocketAddress dst = new InetSocketAddress(TARGET_IP, PORT);
-        admin = new BenchHost(fabric, 0, 32, 4096);
-        admin.rdmaConnect(src, dst, pump);
+        admin = new BenchQueue(fabric, src, dst, 0, 32, 4096);
+        admin.rdmaConnect(pump);
         check(admin.nvmeConnect(SUBNQN, HOSTNQN, 0xFFFF, pump), "admin Connect");
         int cntlid = admin.lastResult0 & 0xFFFF;
         check(admin.enableController(pump), "Property Set CC.EN");
-        io = new BenchHost(fabric, 1, queueDepth, Math.max(maxIoBytes, 1024));
-        io.rdmaConnect(src, dst, pump);
+        io = new BenchQueue(fabric, src, dst, 1, queueDepth, Math.max(maxIoBytes, 1024));
+        io.rdmaConnect(pump);
         check(io.nvmeConnect(SUBNQN, HOSTNQN, cntlid, pump), "I/O queue Connect");
         io.completed = 0;
     }
@@ -130,16 +130,16 @@ public final class SoftBenchRig implements AutoCloseable {
 
     private void pumpOnce() {
         fabric.deliverAll();
-        transport.cm().doWork();
-        transport.poller(0).doWork();
+        transport.cmInvoker().invoke();
+        transport.pollerInvoker(0).invoke();
         admin.poll();
         if (io != null) io.poll();
     }
 
-    /** One turn: the fabric delivers, the CM agent and the poller run once, the I/O host polls. Returns work. */
+    /** One turn: the fabric delivers, the poller agent runs once, the I/O host polls. Returns work. */
     public int step() {
         int w = fabric.deliverAll();
-        w += transport.poller(0).doWork();
+        w += transport.pollerInvoker(0).invoke();
         w += io.poll();
         return w;
     }

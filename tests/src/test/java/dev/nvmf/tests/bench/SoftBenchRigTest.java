@@ -33,7 +33,7 @@ class SoftBenchRigTest {
 
     private static void dataIntegrity(boolean metrics) throws Exception {
         try (SoftBenchRig rig = new SoftBenchRig(1 << 20, 128, 4096, metrics)) {
-            BenchHost h = rig.io;
+            BenchQueue h = rig.io;
             MemorySegment.copy(MemorySegment.ofArray(pattern(1)), 0, h.inCapsule(0), 0, 4096);
             MemorySegment.copy(MemorySegment.ofArray(pattern(2)), 0, h.data(1), 0, 4096);
             assertEquals(0, h.writeInCapsule(0, SoftBenchRig.NSID, 5, 1, 4096));

@@ -11,7 +11,8 @@ import static java.lang.foreign.ValueLayout.JAVA_INT;
 /**
  * Address-less downcall handles for the verbs data path. {@code ibv_post_send} and friends are {@code static
  * inline} in verbs.h and call through {@code struct ibv_context_ops}; a QP or CQ reads its function pointers
- * from the context once and passes them as the first argument of these handles (ffm-verbs.md).
+ * from the context once and passes them as the first argument of these handles (verbs.h: the inline
+ * ibv_post_send, ibv_post_recv, ibv_poll_cq and ibv_req_notify_cq call {@code context->ops}).
  */
 final class DataPath {
     private static final Linker LINKER = Linker.nativeLinker();

@@ -13,7 +13,7 @@ public final class NativeLayout {
 
     @CExpr("sizeof(void *)") public static final int POINTER_SIZE = 8;
 
-    // ---- struct ibv_context: the legacy ops table is ABI-frozen (ffm-verbs.md) ----
+    // ---- struct ibv_context: the legacy ops table is ABI-frozen (verbs.h, struct ibv_context_ops) ----
     @CExpr("sizeof(struct ibv_context)") public static final int IBV_CONTEXT_SIZE = 328;
     @CExpr("offsetof(struct ibv_context, device)") public static final int IBV_CONTEXT_DEVICE = 0;
     @CExpr("offsetof(struct ibv_context, ops)") public static final int IBV_CONTEXT_OPS = 8;

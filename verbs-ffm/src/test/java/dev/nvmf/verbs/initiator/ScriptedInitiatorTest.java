@@ -362,6 +362,61 @@ class ScriptedInitiatorTest {
     }
 
     @Test
+    void theSlotPathHandsMessagesInPlaceAndAllocatesNothingOnceWarm() {
+        com.sun.management.ThreadMXBean threads =
+                (com.sun.management.ThreadMXBean) java.lang.management.ManagementFactory.getThreadMXBean();
+        SoftFabric f = fabric();
+        RawTarget t = new RawTarget(f);
+        ScriptedInitiator ini = connected(f, t, ScriptedInitiator.Options.to(TARGET).depths(4, 4), 4, 7);
+        long[] got = new long[3]; // messages, bytes, send completions
+        ini.listener(new ScriptedInitiator.Listener() {
+            @Override
+            public void onMessage(MemorySegment buffer, int length, boolean withInvalidate, int invalidatedRkey) {
+                got[0]++;
+                got[1] += buffer.get(JAVA_BYTE, 0) + length;
+            }
+
+            @Override
+            public void onSendCompletion(int slot, int status) {
+                if (status == WcStatus.SUCCESS) got[2]++;
+            }
+        });
+        long[] rounds = new long[4];
+        for (int round = 0; round < rounds.length; round++) {
+            long measured = 0;
+            for (int i = 0; i < 1000; i++) {
+                long a = threads.getCurrentThreadAllocatedBytes();
+                int slot = ini.freeSendSlot();
+                ini.sendBuffer(slot).set(JAVA_BYTE, 0, (byte) 1);
+                int rc = ini.send(slot, 64);
+                measured += threads.getCurrentThreadAllocatedBytes() - a;
+                assertEquals(0, rc);
+                f.deliverAll();
+                t.poll();                                           // the target side is not measured
+                t.postRecv(0);
+                t.respond(null, 0, 0, new byte[] {2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, 0);
+                f.deliverAll();
+                // Measured: the initiator's completion path. (Its CM poll is the provider's: the soft one allocates
+                // the predicate it waits on.)
+                a = threads.getCurrentThreadAllocatedBytes();
+                ini.pollCompletions();
+                measured += threads.getCurrentThreadAllocatedBytes() - a;
+            }
+            rounds[round] = measured;
+        }
+        assertEquals(1000L * rounds.length, got[0], "every response reached the listener");
+        assertEquals(1000L * rounds.length * (2 + 16), got[1], "in the receive buffer itself");
+        assertEquals(1000L * rounds.length, got[2]);
+        assertNull(ini.pollResponse(), "the default listener saw nothing");
+        long min = Long.MAX_VALUE;
+        for (int r = 1; r < rounds.length; r++) min = Math.min(min, rounds[r]);
+        assertEquals(0, min, "a warm round of 1000 exchanges allocates nothing: " + Arrays.toString(rounds));
+        ini.close();
+        settle(f, ini);
+        t.close();
+    }
+
+    @Test
     void rejectIsReported() {
         SoftFabric f = fabric();
         RawTarget t = new RawTarget(f);

@@ -34,6 +34,7 @@ import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.BooleanSupplier;
+import java.util.function.Predicate;
 
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 
@@ -50,6 +51,12 @@ import static java.lang.foreign.ValueLayout.JAVA_BYTE;
  *
  * <p>It can misbehave on purpose: send more capsules than the target granted, disconnect mid-I/O, never post
  * receives ({@link Options#postReceives} false), or post them later ({@link #postReceives(int)}).
+ *
+ * <p>Two ways to use it. Scripts send byte arrays ({@link #sendCapsule}) and take copies of what arrives
+ * ({@link #pollResponse}, {@link #awaitResponse}, {@link #sendCompletions}). A hot loop (a benchmark, a test that
+ * counts allocations) allocates nothing once connected: it writes capsules in place into a send slot
+ * ({@link #sendBuffer}, {@link #send(int, int)}) and is handed each message in the receive buffer itself through
+ * its own {@link Listener}.
  *
  * <p>Driving: {@link #doWork()} handles whatever is ready without blocking (CM events, completions), for tests that
  * step a manual fabric; the {@code await...} helpers loop doWork and block in the provider between rounds.
@@ -153,6 +160,22 @@ public final class ScriptedInitiator implements AutoCloseable {
     }
 
     /**
+     * Where what arrives goes, on the thread that calls {@link #doWork()}. The default one keeps copies for
+     * {@link #pollResponse}, {@link #awaitResponse} and {@link #sendCompletions}; one set with
+     * {@link #listener(Listener)} takes them instead (and those then see nothing).
+     */
+    public interface Listener {
+        /**
+         * A message arrived: {@code length} bytes at the start of {@code buffer}, valid only during the call (the
+         * buffer is posted again after it).
+         */
+        void onMessage(MemorySegment buffer, int length, boolean withInvalidate, int invalidatedRkey);
+
+        /** The SEND of send slot {@code slot} completed (its slot is free again). */
+        void onSendCompletion(int slot, int status);
+    }
+
+    /**
      * A registered host buffer the target may RDMA READ from or WRITE to, through {@link #rkey()}. close() frees
      * its window (if any) and deregisters it.
      */
@@ -238,9 +261,12 @@ public final class ScriptedInitiator implements AutoCloseable {
     private final SendWorkRequest bindWr;
     private final List<Completion> bindErrors = new ArrayList<>();
     private final WorkCompletion wc;
-    private final RecvWorkRequest recvWr;
     private final SendWorkRequest sendWr;
     private final ScatterGatherEntry sge;
+    /** Per receive slot: its buffer and its prebuilt receive work request (set up with the QP). */
+    private MemorySegment[] recvBuffers = new MemorySegment[0];
+    private RecvWorkRequest[] recvWrs = new RecvWorkRequest[0];
+    private MemorySegment[] sendBuffers = new MemorySegment[0];
     private final boolean[] sendSlotBusy;
     private int nextSendSlot;
     private int outstandingSends;
@@ -249,6 +275,7 @@ public final class ScriptedInitiator implements AutoCloseable {
     private final ArrayDeque<Integer> freeRecvSlots = new ArrayDeque<>();
     private final ArrayDeque<Response> responses = new ArrayDeque<>();
     private final List<Completion> sendCompletions = new ArrayList<>();
+    private Listener listener = new Recorder();
     private final List<Completion> recvErrors = new ArrayList<>();
     private final List<CmEventType> cmEvents = new ArrayList<>();
     private byte[] acceptPrivateData;
@@ -258,8 +285,7 @@ public final class ScriptedInitiator implements AutoCloseable {
     public ScriptedInitiator(RdmaProvider provider, Options options) {
         this.provider = provider;
         this.options = options;
-        this.wc = WorkCompletion.allocate(arena, 16);
-        this.recvWr = RecvWorkRequest.allocate(arena);
+        this.wc = WorkCompletion.allocate(arena, 32);
         this.sendWr = SendWorkRequest.allocate(arena);
         this.bindWr = SendWorkRequest.allocate(arena);
         this.sge = ScatterGatherEntry.allocate(arena, 1);
@@ -288,6 +314,9 @@ public final class ScriptedInitiator implements AutoCloseable {
 
     /** CM event types seen, in order. */
     public List<CmEventType> cmEvents() { return List.copyOf(cmEvents); }
+
+    /** Whether a CM event of {@code type} was seen. */
+    public boolean sawEvent(CmEventType type) { return cmEvents.contains(type); }
 
     /** The status of the last REJECTED / error event (the reject reason, or a negative errno). */
     public int lastEventStatus() { return lastEventStatus; }
@@ -319,18 +348,42 @@ public final class ScriptedInitiator implements AutoCloseable {
         int len = capsule.length + (inCapsuleData == null ? 0 : inCapsuleData.length);
         if (len > options.sendBufferSize()) throw new IllegalArgumentException("capsule of " + len + " bytes exceeds the send slot");
         if (qp == null) return Errno.ENOTCONN;
-        int slot = -1;
-        for (int i = 0; i < sendSlotBusy.length; i++) {
-            int s = (nextSendSlot + i) % sendSlotBusy.length;
-            if (!sendSlotBusy[s]) { slot = s; break; }
-        }
+        int slot = freeSendSlot();
         if (slot < 0) return Errno.EAGAIN;
-        MemorySegment buf = sendSlot(slot);
+        MemorySegment buf = sendBuffers[slot];
         MemorySegment.copy(MemorySegment.ofArray(capsule), 0, buf, 0, capsule.length);
         if (inCapsuleData != null) {
             MemorySegment.copy(MemorySegment.ofArray(inCapsuleData), 0, buf, capsule.length, inCapsuleData.length);
         }
-        sge.set(buf.address(), len, slabMr.lkey());
+        return send(slot, len);
+    }
+
+    /** A send slot whose SEND is not outstanding (the next in turn), or -1 when every slot awaits its completion. */
+    public int freeSendSlot() {
+        for (int i = 0; i < sendSlotBusy.length; i++) {
+            int s = (nextSendSlot + i) % sendSlotBusy.length;
+            if (!sendSlotBusy[s]) return s;
+        }
+        return -1;
+    }
+
+    /** The memory of send slot {@code slot} ({@link Options#sendBufferSize} bytes): write a capsule here. */
+    public MemorySegment sendBuffer(int slot) {
+        if (qp == null) throw new IllegalStateException("not connected yet");
+        return sendBuffers[slot];
+    }
+
+    /** Whether send slot {@code slot}'s SEND awaits its completion (its memory must not be written then). */
+    public boolean sendBusy(int slot) { return sendSlotBusy[slot]; }
+
+    /**
+     * Sends the first {@code length} bytes of send slot {@code slot} in one signaled SEND; returns 0 or an errno
+     * (EAGAIN while the slot's previous SEND awaits its completion). Allocates nothing.
+     */
+    public int send(int slot, int length) {
+        if (qp == null) return Errno.ENOTCONN;
+        if (sendSlotBusy[slot]) return Errno.EAGAIN;
+        sge.set(sendBuffers[slot].address(), length, slabMr.lkey());
         sendWr.wrId(SEND_WR_BASE + slot).next(null).sgList(sge, 1).opcode(WrOpcode.SEND).sendFlags(SendFlags.SIGNALED);
         int rc = qp.postSend(sendWr);
         if (rc == 0) {
@@ -421,11 +474,29 @@ public final class ScriptedInitiator implements AutoCloseable {
         return responses.poll();
     }
 
+    /** The first response waiting that {@code which} accepts, taken; or null. */
+    public Response pollResponse(Predicate<Response> which) {
+        doWork();
+        for (Response r : responses) {
+            if (which.test(r)) {
+                responses.remove(r);
+                return r;
+            }
+        }
+        return null;
+    }
+
+    /** The responses received and not yet taken, in arrival order. */
+    public List<Response> responses() { return List.copyOf(responses); }
+
     /** Waits (bounded) for the next response; null on timeout. */
     public Response awaitResponse(long timeoutMillis) {
         awaitCondition(() -> !responses.isEmpty(), timeoutMillis);
         return responses.poll();
     }
+
+    /** Replaces the default listener (which keeps copies) with {@code l}: see {@link Listener}. */
+    public void listener(Listener l) { this.listener = l; }
 
     /** Waits (bounded) until {@code condition} holds, doing work in between; true if it holds. */
     public boolean await(BooleanSupplier condition, long timeoutMillis) {
@@ -454,6 +525,11 @@ public final class ScriptedInitiator implements AutoCloseable {
 
     /** Handles every ready CM event and completion without blocking; returns how many it handled. */
     public int doWork() {
+        return pollCmEvents() + pollCompletions();
+    }
+
+    /** Handles every ready CM event without blocking; returns how many. */
+    public int pollCmEvents() {
         int n = 0;
         if (events != null) {
             CmEvent e;
@@ -462,6 +538,12 @@ public final class ScriptedInitiator implements AutoCloseable {
                 n++;
             }
         }
+        return n;
+    }
+
+    /** Handles every ready completion without blocking (allocation-free with a {@link Listener}); returns how many. */
+    public int pollCompletions() {
+        int n = 0;
         if (cq != null) {
             int got;
             while ((got = cq.poll(wc)) > 0) {
@@ -543,24 +625,25 @@ public final class ScriptedInitiator implements AutoCloseable {
         // sendDepth SEND slots plus a reserve for window binds (exposeBuffer), so binds never eat the SEND budget.
         qp = id.createQueuePair(new QpInitAttributes(pd, cq, cq,
                 new QpCapabilities(options.sendDepth() + BIND_SLOTS, Math.max(1, options.recvDepth()), 1, 1, 0), false));
-        for (int i = 0; i < options.recvDepth(); i++) freeRecvSlots.add(i);
+        recvBuffers = new MemorySegment[options.recvDepth()];
+        recvWrs = new RecvWorkRequest[options.recvDepth()];
+        for (int i = 0; i < options.recvDepth(); i++) {
+            recvBuffers[i] = slab.asSlice((long) i * options.recvBufferSize(), options.recvBufferSize());
+            ScatterGatherEntry s = ScatterGatherEntry.allocate(arena, 1)
+                    .set(recvBuffers[i].address(), options.recvBufferSize(), slabMr.lkey());
+            recvWrs[i] = RecvWorkRequest.allocate(arena).wrId(i).sgList(s, 1).next(null);
+            freeRecvSlots.add(i);
+        }
+        sendBuffers = new MemorySegment[options.sendDepth()];
+        long sendBase = (long) options.recvDepth() * options.recvBufferSize();
+        for (int i = 0; i < options.sendDepth(); i++) {
+            sendBuffers[i] = slab.asSlice(sendBase + (long) i * options.sendBufferSize(), options.sendBufferSize());
+        }
         if (options.postReceives()) postReceives(options.recvDepth());
     }
 
-    private MemorySegment recvSlot(int slot) {
-        return slab.asSlice((long) slot * options.recvBufferSize(), options.recvBufferSize());
-    }
-
-    private MemorySegment sendSlot(int slot) {
-        return slab.asSlice((long) options.recvDepth() * options.recvBufferSize() + (long) slot * options.sendBufferSize(),
-                options.sendBufferSize());
-    }
-
     private int postRecv(int slot) {
-        MemorySegment buf = recvSlot(slot);
-        sge.set(buf.address(), (int) buf.byteSize(), slabMr.lkey());
-        recvWr.wrId(slot).next(null).sgList(sge, 1);
-        int rc = qp.postRecv(recvWr);
+        int rc = qp.postRecv(recvWrs[slot]);
         if (rc == 0) postedRecvs++;
         return rc;
     }
@@ -586,11 +669,9 @@ public final class ScriptedInitiator implements AutoCloseable {
             int slot = (int) wrId;
             postedRecvs--;
             if (status == WcStatus.SUCCESS) {
-                int len = wc.byteLen(i);
-                byte[] data = recvSlot(slot).asSlice(0, len).toArray(JAVA_BYTE);
                 boolean inv = (wc.wcFlags(i) & WorkCompletion.WC_WITH_INV) != 0;
                 if (!inv && (wc.wcFlags(i) & RXE_KERNEL_WITH_INVALIDATE) != 0) inv = isWindowKey(wc.invalidatedRkey(i));
-                responses.add(new Response(data, inv, inv ? wc.invalidatedRkey(i) : 0));
+                listener.onMessage(recvBuffers[slot], wc.byteLen(i), inv, inv ? wc.invalidatedRkey(i) : 0);
                 if (options.repostReceives() && state == State.CONNECTED && postRecv(slot) == 0) return;
             } else {
                 recvErrors.add(new Completion(wrId, status, opcode, wc.byteLen(i)));
@@ -600,7 +681,20 @@ public final class ScriptedInitiator implements AutoCloseable {
             int slot = (int) (wrId - SEND_WR_BASE);
             if (slot >= 0 && slot < sendSlotBusy.length) sendSlotBusy[slot] = false;
             outstandingSends--;
-            sendCompletions.add(new Completion(wrId, status, opcode, wc.byteLen(i)));
+            listener.onSendCompletion(slot, status);
+        }
+    }
+
+    /** The default listener: copies of what arrives, for the script-level calls. */
+    private final class Recorder implements Listener {
+        @Override
+        public void onMessage(MemorySegment buffer, int length, boolean withInvalidate, int invalidatedRkey) {
+            responses.add(new Response(buffer.asSlice(0, length).toArray(JAVA_BYTE), withInvalidate, invalidatedRkey));
+        }
+
+        @Override
+        public void onSendCompletion(int slot, int status) {
+            sendCompletions.add(new Completion(SEND_WR_BASE + slot, status, WcOpcode.SEND, 0));
         }
     }
 

@@ -270,7 +270,7 @@ public final class SoftFabric implements RdmaProvider {
 
     /**
      * Model a provider whose accept leaves the passive QP in RTR until the RTU arrives or the consumer calls
-     * rdma_notify (shared/seeds/004): sends posted before that fail with EINVAL. Default false: accept moves the
+     * rdma_notify (thread "posting send requests in RTR"): sends posted before that fail with EINVAL. Default false: accept moves the
      * QP to RTS, as librdmacm and the kernel CM do.
      */
     public SoftFabric acceptLeavesRtr(boolean v) { acceptLeavesRtr = v; return this; }

@@ -298,7 +298,8 @@ public final class SoftQueuePair implements QueuePair {
             }
         }
         if (state == QpState.ERR || state == QpState.SQE) {
-            // Posting to a queue in error is not a synchronous failure: the WR completes flushed (seed 000) --
+            // Posting to a queue in error is not a synchronous failure: the WR completes flushed (thread "drain_sq and
+            // drain_rq") --
             // unless the fault models rxe on Linux 6.1, which never completes a send posted after the transition.
             if (!fabric.faults.sendsPostedInErrorVanish) completeSend(w, WcStatus.WR_FLUSH_ERR, 0);
             sendPool.add(w);

@@ -5,7 +5,7 @@ import dev.nvmf.target.rdma.RdmaPortConfig;
 
 /**
  * The NVMe RDMA CM REQ private data (32 bytes, little-endian): recfmt u16 at 0, qid u16 at 2, hrqsize u16 at 4,
- * hsqsize u16 at 6 (0's based), cntlid u16 at 8. nvmf-rdma.md section 1.
+ * hsqsize u16 at 6 (0's based), cntlid u16 at 8 (NVMe RDMA, "RDMA_CM_REQUEST Private Data Format").
  */
 public record ConnectRequestData(int recfmt, int qid, int hrqsize, int hsqsize, int cntlid) {
     public static final int LENGTH = 32;
@@ -52,9 +52,10 @@ public record ConnectRequestData(int recfmt, int qid, int hrqsize, int hsqsize, 
     }
 
     /**
-     * Checks the request against the port's limits, in the order the references do. Returns null when it is
-     * acceptable. The CM pads private data with zeros on IB/RoCE (section 1), so a missing payload shows up as
-     * zeros: hrqsize 0 and an I/O queue's hsqsize 0 are refused rather than accepted.
+     * Checks the request: the record format first, as the kernel target does (kernel rdma.c,
+     * nvmet_rdma_parse_cm_connect_req), then the queue id and the sizes against the port's limits. Returns null
+     * when it is acceptable. The CM pads private data with zeros on IB/RoCE (rdma_connect(3)), so a missing
+     * payload shows up as zeros: hrqsize 0 and an I/O queue's hsqsize 0 are refused rather than accepted.
      */
     public RejectReason validate(RdmaPortConfig port, int maxIoQueues) {
         if (recfmt != 0) return RejectReason.INVALID_RECFMT;

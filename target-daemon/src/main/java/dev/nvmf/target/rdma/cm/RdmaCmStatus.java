@@ -3,8 +3,8 @@ package dev.nvmf.target.rdma.cm;
 import dev.nvmf.target.rdma.RdmaMetrics.RejectReason;
 
 /**
- * The NVMe RDMA transport's CM reject status codes (NVMe RDMA transport binding, "RDMA_CM_REJECT private data";
- * nvmf-rdma.md section 1), and the 4-byte reject and 32-byte accept private data.
+ * The NVMe RDMA transport's CM reject status codes, and the 4-byte reject and 32-byte accept private data (NVMe
+ * RDMA, "RDMA_CM_REJECT Private Data Format" and "RDMA_CM_ACCEPT Private Data Format").
  */
 public final class RdmaCmStatus {
     public static final int INVALID_PRIVATE_DATA_LENGTH = 1;

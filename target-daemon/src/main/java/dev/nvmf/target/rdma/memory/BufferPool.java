@@ -3,17 +3,31 @@ package dev.nvmf.target.rdma.memory;
 import java.lang.foreign.MemorySegment;
 
 /**
- * Fixed-size registered data buffers carved from one {@link RegisteredRegion}; owned by one poller thread (no
- * locks, no allocation: acquire and release move an int on a stack). A buffer is released only after a
- * completion proves the HCA is done with it (shared/seeds/003).
+ * Fixed-size registered data buffers carved from one {@link RegisteredRegion}, and the requests waiting for one,
+ * in arrival order. Owned by one poller thread: no locks, no allocation (acquire and release move an int on a
+ * stack; waiters are linked through themselves). A buffer is released only after a completion shows the HCA is
+ * done with it (thread "two initiators").
  */
 public final class BufferPool {
+    /** A request that waits for a buffer: linked into the pool's FIFO through itself, told when it has one. */
+    public interface Waiter {
+        /** Buffer {@code index} of {@code pool} is now this waiter's (called on the poller thread). */
+        void bufferGranted(BufferPool pool, int index);
+
+        Waiter nextWaiter();
+
+        void nextWaiter(Waiter next);
+    }
+
     private final RegisteredRegion region;
     private final int bufferSize;
     private final MemorySegment[] buffers;
     private final int[] freeStack;
     private final boolean[] inUse;
     private int freeCount;
+    private Waiter head;
+    private Waiter tail;
+    private int waiting;
 
     public BufferPool(RegisteredRegion region, int bufferSize) {
         this.region = region;
@@ -36,23 +50,61 @@ public final class BufferPool {
 
     public int available() { return freeCount; }
 
+    /** Requests waiting for a buffer. */
+    public int waiters() { return waiting; }
+
     public int lkey() { return region.lkey(); }
 
     public RegisteredRegion region() { return region; }
 
-    /** Takes a free buffer: its index, or -1 when none is free (the caller waits in FIFO order). */
-    public int acquire() {
-        if (freeCount == 0) return -1;
-        int i = freeStack[--freeCount];
-        inUse[i] = true;
-        return i;
+    /**
+     * A free buffer for {@code waiter}: its index, or -1 when none is free or others wait already. Then the waiter
+     * joins the FIFO and {@link Waiter#bufferGranted} tells it when a released buffer is its turn.
+     */
+    public int acquire(Waiter waiter) {
+        if (head == null && freeCount > 0) return take();
+        waiter.nextWaiter(null);
+        if (tail == null) head = waiter; else tail.nextWaiter(waiter);
+        tail = waiter;
+        waiting++;
+        return -1;
+    }
+
+    /** Takes {@code waiter} out of the FIFO (its queue is closing); false if it was not waiting. */
+    public boolean cancel(Waiter waiter) {
+        Waiter prev = null;
+        for (Waiter w = head; w != null; prev = w, w = w.nextWaiter()) {
+            if (w != waiter) continue;
+            Waiter next = w.nextWaiter();
+            if (prev == null) head = next; else prev.nextWaiter(next);
+            if (tail == w) tail = prev;
+            w.nextWaiter(null);
+            waiting--;
+            return true;
+        }
+        return false;
     }
 
     public MemorySegment buffer(int index) { return buffers[index]; }
 
+    /** Gives a buffer back and hands free buffers to the waiters, first come first served. */
     public void release(int index) {
         if (!inUse[index]) throw new IllegalStateException("buffer " + index + " released twice");
         inUse[index] = false;
         freeStack[freeCount++] = index;
+        while (head != null && freeCount > 0) {
+            Waiter w = head;
+            head = w.nextWaiter();
+            if (head == null) tail = null;
+            w.nextWaiter(null);
+            waiting--;
+            w.bufferGranted(this, take());
+        }
+    }
+
+    private int take() {
+        int i = freeStack[--freeCount];
+        inUse[i] = true;
+        return i;
     }
 }

@@ -1,13 +1,18 @@
 package dev.nvmf.target.rdma.poller;
 
+import dev.nvmf.target.rdma.NotifyingIdleStrategy;
 import dev.nvmf.target.rdma.RdmaMetrics;
 import dev.nvmf.target.rdma.RdmaTransportConfig;
 import dev.nvmf.target.rdma.memory.DeviceResources;
+import dev.nvmf.target.rdma.queue.QueuePoller;
 import dev.nvmf.target.rdma.queue.RdmaQueue;
 import dev.nvmf.target.rdma.queue.RdmaRequest;
+import dev.nvmf.target.rdma.queue.WrId;
 import dev.nvmf.verbs.CompletionChannel;
 import dev.nvmf.verbs.WcStatus;
 import dev.nvmf.verbs.WorkCompletion;
+import org.agrona.concurrent.Agent;
+import org.agrona.concurrent.IdleStrategy;
 import org.agrona.concurrent.ManyToOneConcurrentArrayQueue;
 
 import java.lang.foreign.Arena;
@@ -17,18 +22,19 @@ import java.util.concurrent.locks.LockSupport;
 import java.util.function.Consumer;
 
 /**
- * A data-plane agent (Agrona style): owns one CQ per device and every QP on it, with no locks. {@link #doWork()}
- * polls a batch of completions per CQ, advances their requests, posts the receives they freed in one chain per
- * queue, and runs what other threads handed over through its lock-free inbox (core completions, commands).
- * Tests call {@code doWork()} directly; {@link #run()} is the thread's duty cycle, which when idle arms its CQs,
- * polls once more, and blocks on the completion channel (an idle daemon burns no CPU).
+ * A data-plane agent: owns one CQ per device and every QP on it, with no locks. {@link #doWork()} polls a batch of
+ * completions per CQ, hands each to its queue, posts the receives they freed in one chain per queue, and runs what
+ * other threads handed over through its lock-free inbox (core completions, commands). An {@code AgentRunner} runs
+ * it on its own thread with {@link #idleStrategy()}, which when idle arms the CQs, polls once more and blocks on
+ * the completion channel (an idle daemon burns no CPU); tests drive it with an {@code AgentInvoker}.
  */
-public final class Poller implements Runnable {
+public final class Poller implements Agent, QueuePoller, NotifyingIdleStrategy.Sleeper {
     private static final System.Logger LOG = System.getLogger(Poller.class.getName());
     public static final int BATCH = 32;
     public static final int MAX_QUEUES = 4096;
     private static final int INBOX_CAPACITY = 1 << 16;
-    private static final int SPINS_BEFORE_SLEEP = 200;
+    /** Idle duty cycles that spin before the poller blocks. */
+    private static final int SPINS_BEFORE_BLOCKING = 200;
 
     private final int index;
     private final RdmaTransportConfig config;
@@ -43,7 +49,7 @@ public final class Poller implements Runnable {
     private volatile PollerDevice[] devices = new PollerDevice[0];
     private volatile Consumer<RdmaQueue> drainedListener = q -> { };
     private volatile boolean sleeping;
-    private volatile boolean running = true;
+    private volatile boolean stopping;
     private volatile Thread thread;
     private int openQueues;
 
@@ -55,6 +61,7 @@ public final class Poller implements Runnable {
         freeSlotCount = MAX_QUEUES;
     }
 
+    @Override
     public int index() { return index; }
 
     /** Who finishes a drained queue (the transport hands it to the CM thread). */
@@ -63,7 +70,19 @@ public final class Poller implements Runnable {
     // ------------------------------------------------------------------------------------------------------------
     // Duty cycle
 
+    @Override
+    public String roleName() { return "nvmf-rdma-poller-" + index; }
+
+    @Override
+    public void onStart() { thread = Thread.currentThread(); }
+
+    /** How the thread that runs this agent waits when it is idle. */
+    public IdleStrategy idleStrategy() {
+        return new NotifyingIdleStrategy(this, SPINS_BEFORE_BLOCKING, config.pollerIdleMillis());
+    }
+
     /** One pass: completions of every CQ, batched receive reposts, then the inbox. Returns the work done. */
+    @Override
     public int doWork() {
         int work = 0;
         PollerDevice[] devs = devices;
@@ -88,18 +107,18 @@ public final class Poller implements Runnable {
     private void dispatch(int i) {
         long wrId = completions.wrId(i);
         int status = completions.status(i);
-        RdmaQueue q = queues.get(RdmaQueue.slotOf(wrId));
+        RdmaQueue q = queues.get(WrId.slot(wrId));
         if (q == null) {
             LOG.log(System.Logger.Level.WARNING, "completion for unknown queue slot {0} (status {1})",
-                    RdmaQueue.slotOf(wrId), WcStatus.name(status));
+                    WrId.slot(wrId), WcStatus.name(status));
             return;
         }
-        int idx = RdmaQueue.indexOf(wrId);
-        switch (RdmaQueue.kindOf(wrId)) {
-            case RdmaQueue.KIND_RECV -> q.onRecv(idx, status, completions.byteLen(i));
-            case RdmaQueue.KIND_SEND -> q.onSendComplete(idx, status);
-            case RdmaQueue.KIND_READ -> q.onReadComplete(idx, status);
-            case RdmaQueue.KIND_WRITE -> q.onWriteComplete(idx, status);
+        int idx = WrId.index(wrId);
+        switch (WrId.kind(wrId)) {
+            case WrId.RECV -> q.onRecv(idx, status, completions.byteLen(i));
+            case WrId.SEND -> q.onSendComplete(idx, status);
+            case WrId.READ -> q.onReadComplete(idx, status);
+            case WrId.WRITE -> q.onWriteComplete(idx, status);
             default -> LOG.log(System.Logger.Level.WARNING, "completion with unknown wr_id {0}", wrId);
         }
     }
@@ -114,7 +133,7 @@ public final class Poller implements Runnable {
                 r.queue().onCoreComplete(r);
             } else {
                 try {
-                    ((PollerCommand) o).run(this);
+                    ((Runnable) o).run();
                 } catch (RuntimeException e) {
                     LOG.log(System.Logger.Level.ERROR, "poller command failed", e);
                 }
@@ -132,43 +151,27 @@ public final class Poller implements Runnable {
         repostCount = 0;
     }
 
-    /** The thread's loop: work while there is work; when idle, arm, re-check, block on the channel. */
     @Override
-    public void run() {
-        thread = Thread.currentThread();
-        int idle = 0;
-        while (running) {
-            int w;
-            try {
-                w = doWork();
-            } catch (RuntimeException | Error e) {
-                LOG.log(System.Logger.Level.ERROR, "poller " + index + " failed", e);
-                w = 0;
-            }
-            if (w > 0) {
-                idle = 0;
-            } else if (++idle < SPINS_BEFORE_SLEEP) {
-                Thread.onSpinWait();
-            } else {
-                idle = 0;
-                sleep();
-            }
+    public boolean prepareToBlock() {
+        sleeping = true;
+        PollerDevice[] devs = devices;
+        for (PollerDevice d : devs) d.cq().requestNotify(false);
+        // A completion that arrived between the last poll and the arming raised no event: look again.
+        if (!inbox.isEmpty() || stopping || doWork() > 0) {
+            sleeping = false;
+            return false;
         }
+        return true;
     }
 
-    private void sleep() {
-        sleeping = true;
+    @Override
+    public void block(long timeoutMillis) {
         try {
             PollerDevice[] devs = devices;
-            for (PollerDevice d : devs) d.cq().requestNotify(false);
-            // A completion that arrived between the last poll and the arming raised no event: look again.
-            if (!inbox.isEmpty() || !running) return;
-            if (doWork() > 0) return;
-            long millis = config.pollerIdleMillis();
             if (devs.length == 1) {
-                devs[0].channel().awaitEvent(millis);
+                devs[0].channel().awaitEvent(timeoutMillis);
             } else if (devs.length == 0) {
-                LockSupport.parkNanos(millis * 1_000_000L);
+                LockSupport.parkNanos(timeoutMillis * 1_000_000L);
             } else {
                 // Several devices, one channel each: look at each without blocking, then nap briefly.
                 for (PollerDevice d : devs) d.channel().awaitEvent(0);
@@ -192,12 +195,14 @@ public final class Poller implements Runnable {
     // From other threads
 
     /** A core completion (any thread; the poller's own thread too). Lock-free and allocation-free. */
+    @Override
     public void submitCompletion(RdmaRequest request) {
         offer(request);
     }
 
     /** A control command (any thread). */
-    public void submitCommand(PollerCommand command) {
+    @Override
+    public void submitCommand(Runnable command) {
         offer(command);
     }
 
@@ -210,14 +215,14 @@ public final class Poller implements Runnable {
         if (Thread.currentThread() != thread) wakeup();
     }
 
-    public boolean isPollerThread() { return Thread.currentThread() == thread; }
-
     /** Called by a queue (poller thread) when it has receives to repost at the end of this batch. */
+    @Override
     public void scheduleRepost(RdmaQueue queue) {
         repostQueues[repostCount++] = queue;
     }
 
     /** A queue finished its drain on this poller: no WR of it is outstanding any more (poller thread). */
+    @Override
     public void queueDrained(RdmaQueue queue) {
         queues.set(queue.slot(), null);
         drainedListener.accept(queue);
@@ -227,6 +232,7 @@ public final class Poller implements Runnable {
     // Control path (CM thread)
 
     /** The poller's resources on a device, created on first use (CQ, channel, data buffer pools). */
+    @Override
     public synchronized PollerDevice deviceFor(DeviceResources resources) {
         for (PollerDevice d : devices) if (d.resources() == resources) return d;
         PollerDevice d = new PollerDevice(resources, config);
@@ -240,6 +246,7 @@ public final class Poller implements Runnable {
     public PollerDevice[] devices() { return devices; }
 
     /** A slot for a new queue, or -1 when the poller is full. */
+    @Override
     public synchronized int allocateSlot() {
         if (freeSlotCount == 0) return -1;
         openQueues++;
@@ -247,11 +254,13 @@ public final class Poller implements Runnable {
     }
 
     /** Publishes a queue: from here its completions reach it (before its receives are posted). */
+    @Override
     public void publish(RdmaQueue queue) {
         queues.set(queue.slot(), queue);
     }
 
     /** Gives a slot back (CM thread, after the queue's QP is destroyed). */
+    @Override
     public synchronized void freeSlot(int slot) {
         queues.set(slot, null);
         freeSlots[freeSlotCount++] = slot;
@@ -273,14 +282,14 @@ public final class Poller implements Runnable {
         return out;
     }
 
-    /** Stops the duty cycle (the thread returns soon). */
-    public void stop() {
-        running = false;
+    /** The agent is about to be closed: it blocks no more, and is woken if it blocks now (any thread). */
+    public void requestStop() {
+        stopping = true;
         sleeping = true;
         wakeup();
     }
 
-    /** Releases the CQs, channels and pools; only once every queue is drained and the thread has stopped. */
+    /** Releases the CQs, channels and pools; only once every queue is drained and the agent is closed. */
     public synchronized void close() {
         for (PollerDevice d : devices) {
             try {
@@ -292,8 +301,6 @@ public final class Poller implements Runnable {
         devices = new PollerDevice[0];
     }
 
+    /** The thread that runs this agent (null before it started). */
     public Thread thread() { return thread; }
-
-    /** Marks the calling thread as this poller's thread (tests that call doWork() from their own thread). */
-    public void bindToCurrentThread() { thread = Thread.currentThread(); }
 }

@@ -4,26 +4,23 @@ import dev.nvmf.target.rdma.RdmaTransportConfig;
 import dev.nvmf.target.rdma.memory.BufferPool;
 import dev.nvmf.target.rdma.memory.DeviceResources;
 import dev.nvmf.target.rdma.memory.RegisteredRegion;
-import dev.nvmf.target.rdma.queue.RdmaRequest;
-import dev.nvmf.target.rdma.queue.RequestFifo;
+import dev.nvmf.target.rdma.queue.QueueDevice;
 import dev.nvmf.verbs.CompletionChannel;
 import dev.nvmf.verbs.CompletionQueue;
 
 /**
  * A poller's resources on one device: the CQ every QP of this poller on this device reports to, its completion
- * channel, and the registered data-buffer pools (a small class for 4-8 KiB I/O and a max_io_size class) with
- * their FIFO waiters. CQ entries are a budget too: a queue is admitted only while its worst case
+ * channel, and the registered data-buffer pools (a small class for 4-8 KiB I/O and a max_io_size class, each
+ * with its FIFO of waiters). CQ entries are a budget too: a queue is admitted only while its worst case
  * (send WRs + receive WRs) fits, so the CQ cannot overflow.
  */
-public final class PollerDevice {
+public final class PollerDevice implements QueueDevice {
     private final DeviceResources resources;
     private final CompletionChannel channel;
     private final CompletionQueue cq;
     private final BufferPool small;
     private final BufferPool large;
     private final BufferPool[] pools;
-    private final RequestFifo smallWaiters = new RequestFifo();
-    private final RequestFifo largeWaiters = new RequestFifo();
     private final RegisteredRegion smallRegion;
     private final RegisteredRegion largeRegion;
     private final int cqCapacity;
@@ -48,39 +45,30 @@ public final class PollerDevice {
         this.pools = new BufferPool[] {small, large};
     }
 
+    @Override
     public DeviceResources resources() { return resources; }
 
+    @Override
     public CompletionQueue cq() { return cq; }
 
     public CompletionChannel channel() { return channel; }
 
     public BufferPool[] pools() { return pools; }
 
-    /** The pool for a transfer of {@code length} bytes. */
+    @Override
     public BufferPool poolFor(int length) {
         return length <= small.bufferSize() ? small : large;
     }
 
-    public RequestFifo waitersFor(BufferPool pool) {
-        return pool == small ? smallWaiters : largeWaiters;
-    }
-
-    /** After a buffer came back: hand free buffers to waiters in FIFO order (poller thread). */
-    public void resumeBufferWaiters(BufferPool pool) {
-        RequestFifo waiters = waitersFor(pool);
-        while (!waiters.isEmpty() && pool.available() > 0) {
-            RdmaRequest r = waiters.poll();
-            r.queue().bufferGranted(r, pool, pool.acquire());
-        }
-    }
-
     /** Reserves CQ entries for a new queue (CM thread). */
+    @Override
     public synchronized boolean reserveCq(int entries) {
         if (cqReserved + entries > cqCapacity) return false;
         cqReserved += entries;
         return true;
     }
 
+    @Override
     public synchronized void releaseCq(int entries) {
         cqReserved -= entries;
     }

@@ -2,7 +2,8 @@ package dev.nvmf.target.rdma.queue;
 
 /** A queue's life (docs/architecture.md "A queue's life"). */
 public enum QueueState {
-    /** Receives posted, accept sent; capsules that arrive are kept in order (seed 004). */
+    /** Receives posted, accept sent; capsules that arrive are kept in order: the host may send before
+     * the target sees ESTABLISHED (thread "posting send requests in RTR"). */
     CONNECTING,
     /** ESTABLISHED seen (or COMM_EST answered by rdma_notify); capsules flow. */
     LIVE,

@@ -2,13 +2,18 @@ package dev.nvmf.target.rdma.queue;
 
 import dev.nvmf.target.core.CommandQueue;
 import dev.nvmf.target.core.NvmeRequest;
+import dev.nvmf.target.core.QueueAcceptor;
 import dev.nvmf.target.core.QueueTransport;
+import dev.nvmf.target.nvme.CompletionQueueEntry;
+import dev.nvmf.target.nvme.Status;
+import dev.nvmf.target.nvme.SubmissionQueueEntry;
 import dev.nvmf.target.rdma.RdmaMetrics;
 import dev.nvmf.target.rdma.memory.BufferPool;
+import dev.nvmf.target.rdma.memory.DeviceResources;
 import dev.nvmf.target.rdma.memory.RegisteredRegion;
-import dev.nvmf.target.rdma.poller.Poller;
-import dev.nvmf.target.rdma.poller.PollerDevice;
 import dev.nvmf.verbs.CmId;
+import dev.nvmf.verbs.QpCapabilities;
+import dev.nvmf.verbs.QpInitAttributes;
 import dev.nvmf.verbs.QueuePair;
 import dev.nvmf.verbs.SendFlags;
 import dev.nvmf.verbs.SendWorkRequest;
@@ -17,12 +22,18 @@ import dev.nvmf.verbs.WrOpcode;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-
-import static java.lang.foreign.ValueLayout.JAVA_SHORT_UNALIGNED;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
 
 /**
- * The transport side of one NVMe queue on one RC queue pair (kernel: {@code nvmet_rdma_queue}). Everything but
- * {@link #complete}, {@link #requestDisconnect} and {@link #peer} runs on the owning poller thread: no locks.
+ * The transport side of one NVMe queue on one RC queue pair (kernel rdma.c: {@code nvmet_rdma_queue}). It owns
+ * what the queue is made of, from {@link #open} to {@link #release} (the kernel's {@code nvmet_rdma_alloc_queue} and
+ * {@code nvmet_rdma_free_queue}), and the life of every request on it: {@link #advance} is the one function that
+ * moves a command context from {@link RequestState} to {@link RequestState}.
+ *
+ * <p>Threads: {@link #open} and {@link #release} run on the CM thread; {@link #complete}, {@link #requestDisconnect},
+ * {@link #requestDrain} and {@link #requestEstablished} on any thread (they hand over through the poller's inbox);
+ * everything else on the owning poller thread, without locks.
  *
  * <p>Receives: {@code depth} (= hsqsize + 1) receives are posted at all times; {@code 2 * depth} contexts exist,
  * each with its own receive buffer. When a capsule arrives another free context is reposted right away and the
@@ -31,53 +42,35 @@ import static java.lang.foreign.ValueLayout.JAVA_SHORT_UNALIGNED;
  * still waiting for their SEND completions) the receive is reposted as soon as one is freed; meanwhile the host
  * sees RNR retries (rnr_retry 7), never an error.
  *
- * <p>Credits: a well-behaved host has at most {@code depth} commands without a posted response. A capsule beyond
- * that broke flow control (section 4): the queue is torn down, the daemon and other queues carry on.
+ * <p>Credits: a well-behaved host has at most {@code depth} commands without a response (NVMe RDMA, "Queue Size"
+ * rules of the RDMA transport). A capsule beyond that broke flow control: this queue is torn down, the daemon and
+ * other queues carry on.
  */
 public final class RdmaQueue implements QueueTransport {
     private static final System.Logger LOG = System.getLogger(RdmaQueue.class.getName());
 
-    /** wr_id layout: slot << 32 | kind << 24 | context index. */
-    public static final int KIND_RECV = 1;
-    public static final int KIND_SEND = 2;
-    public static final int KIND_READ = 3;
-    public static final int KIND_WRITE = 4;
-
-    public static long wrId(int slot, int kind, int index) {
-        return (long) slot << 32 | (long) kind << 24 | index;
-    }
-
-    public static int slotOf(long wrId) { return (int) (wrId >>> 32); }
-
-    public static int kindOf(long wrId) { return (int) (wrId >>> 24) & 0xFF; }
-
-    public static int indexOf(long wrId) { return (int) wrId & 0xFFFFFF; }
-
-    private final Poller poller;
-    private final PollerDevice device;
+    private final QueueParameters params;
+    private final QueuePoller poller;
     private final RdmaMetrics metrics;
     private final CmId cmId;
-    private final QueuePair qp;
-    private final int slot;
-    private final int portId;
-    private final int qid;
     private final int depth;
-    private final int inCapsuleDataSize;
-    private final int maxIoSize;
-    private final boolean remoteInvalidation;
-    private final String peer;
-    private final RegisteredRegion recvRegion;
-    private final RegisteredRegion responseRegion;
-    private final RdmaRequest[] contexts;
     private final SendBudget budget;
-    private final int cqEntries;
 
+    // What open() took and release() gives back (null / -1 until taken)
+    private QueueDevice device;
+    private boolean cqReserved;
+    private int slot = -1;
+    private RegisteredRegion recvRegion;
+    private RegisteredRegion responseRegion;
+    private QueuePair qp;
     private CommandQueue commandQueue;
+    private RdmaRequest[] contexts = new RdmaRequest[0];
+
     private volatile QueueState state = QueueState.CONNECTING;
-    private final RdmaRequest[] freeStack;
+    /** Contexts in each {@link RequestState}, kept in step by {@link #enter}: every count below is read here. */
+    private final int[] inState = new int[RequestState.ALL.length];
+    private RdmaRequest[] freeStack = new RdmaRequest[0];
     private int freeCount;
-    private int repostDebt;
-    private int postedRecvs;
     private final RequestFifo parked = new RequestFifo();
     private final RequestFifo readWaiters = new RequestFifo();
     private final RequestFifo sendWaiters = new RequestFifo();
@@ -85,39 +78,57 @@ public final class RdmaQueue implements QueueTransport {
     private boolean repostScheduled;
     private long received;
     private long responsesPosted;
-    private int inCore;
     private volatile String closeReason;
     private boolean errorLogged;
+    /** The address the host reached (the CM id's source address), read once on the CM thread at open. */
+    private final InetAddress localAddress;
+
+    private RdmaQueue(QueueParameters params, CmId cmId, QueuePoller poller, RdmaMetrics metrics) {
+        this.params = params;
+        this.cmId = cmId;
+        this.localAddress = localAddressOf(cmId);
+        this.poller = poller;
+        this.metrics = metrics;
+        this.depth = params.depth();
+        this.budget = new SendBudget(params.sendBudget(), params.readDepth());
+    }
+
+    // ------------------------------------------------------------------------------------------------------------
+    // Open and release (CM thread)
 
     /**
-     * Built by the CM thread at connect time, before the queue is published to its poller.
-     *
-     * @param sendBudget send WRs available to chains (the QP's max_send_wr)
-     * @param readDepth  negotiated initiator depth (outstanding RDMA READs)
+     * Builds the queue for an accepted connect request (kernel rdma.c, {@code nvmet_rdma_alloc_queue}): a CQ
+     * reservation and a slot on {@code poller}, the receive and response regions, the QP, the command contexts,
+     * the core's queue; publishes it to the poller and posts {@code depth} receives. The caller accepts next.
+     * Throws if any step fails, having given back what the earlier steps took.
      */
-    public RdmaQueue(Poller poller, PollerDevice device, RdmaMetrics metrics, CmId cmId, QueuePair qp, int slot,
-                     int portId, int qid, int depth, int inCapsuleDataSize, int maxIoSize,
-                     boolean remoteInvalidation, int sendBudget, int readDepth, int cqEntries,
-                     RegisteredRegion recvRegion, RegisteredRegion responseRegion, String peer) {
-        this.poller = poller;
-        this.device = device;
-        this.metrics = metrics;
-        this.cmId = cmId;
-        this.qp = qp;
-        this.slot = slot;
-        this.portId = portId;
-        this.qid = qid;
-        this.depth = depth;
-        this.inCapsuleDataSize = inCapsuleDataSize;
-        this.maxIoSize = maxIoSize;
-        this.remoteInvalidation = remoteInvalidation;
-        this.peer = peer;
-        this.recvRegion = recvRegion;
-        this.responseRegion = responseRegion;
-        this.budget = new SendBudget(sendBudget, readDepth);
-        this.cqEntries = cqEntries;
-        int count = contextCount(depth);
-        int recvSize = recvBufferSize(inCapsuleDataSize);
+    public static RdmaQueue open(QueueParameters params, CmId cmId, QueuePoller poller, DeviceResources resources,
+                                 QueueAcceptor acceptor, RdmaMetrics metrics) {
+        RdmaQueue q = new RdmaQueue(params, cmId, poller, metrics);
+        try {
+            q.allocate(resources, acceptor);
+            return q;
+        } catch (RuntimeException e) {
+            q.release();
+            throw e;
+        }
+    }
+
+    private void allocate(DeviceResources resources, QueueAcceptor acceptor) {
+        device = poller.deviceFor(resources);
+        if (!device.reserveCq(params.cqEntries())) {
+            throw new IllegalStateException("the CQ of poller " + poller.index() + " on "
+                    + resources.device().name() + " has no room for " + params.cqEntries() + " more entries");
+        }
+        cqReserved = true;
+        slot = poller.allocateSlot();
+        if (slot < 0) throw new IllegalStateException("poller " + poller.index() + " has no free queue slot");
+        int count = params.contextCount();
+        int recvSize = params.recvBufferSize();
+        recvRegion = resources.slabs().allocate((long) count * recvSize);
+        responseRegion = resources.slabs().allocate((long) count * QueueParameters.RESPONSE_SLOT);
+        qp = cmId.createQueuePair(new QpInitAttributes(resources.protectionDomain(), device.cq(), device.cq(),
+                new QpCapabilities(params.sendBudget(), depth, 1, 1, 0), false));
         // Work requests are plain native memory (not registered): providers read them during the post call.
         MemorySegment wrs = Arena.ofAuto().allocate((long) count * RdmaRequest.WR_MEMORY, 8);
         contexts = new RdmaRequest[count];
@@ -125,174 +136,184 @@ public final class RdmaQueue implements QueueTransport {
         for (int i = 0; i < count; i++) {
             RdmaRequest r = new RdmaRequest(this, i,
                     recvRegion.segment().asSlice((long) i * recvSize, recvSize),
-                    responseRegion.segment().asSlice((long) i * RESPONSE_SLOT, RESPONSE_SLOT),
+                    responseRegion.segment().asSlice((long) i * QueueParameters.RESPONSE_SLOT,
+                            QueueParameters.RESPONSE_SLOT),
                     wrs.asSlice((long) i * RdmaRequest.WR_MEMORY, RdmaRequest.WR_MEMORY));
             prebuild(r, recvSize);
             contexts[i] = r;
         }
+        inState[RequestState.FREE.ordinal()] = count;
         for (int i = count - 1; i >= 0; i--) freeStack[freeCount++] = contexts[i];
+        commandQueue = acceptor.openQueue(params.portId(), params.qid(), depth, this);
+        if (commandQueue == null) throw new IllegalStateException("the core refused the queue");
+        poller.publish(this);
+        int rc = postInitialReceives();
+        if (rc != 0) throw new IllegalStateException("ibv_post_recv failed: errno " + rc);
     }
-
-    /** Response buffers are 16 bytes; a cache line each keeps neighbours apart. */
-    public static final int RESPONSE_SLOT = 64;
-
-    /** Contexts per queue: twice the depth (receives are reposted before responses complete; section 4). */
-    public static int contextCount(int depth) { return 2 * depth; }
-
-    public static int recvBufferSize(int inCapsuleDataSize) { return (64 + inCapsuleDataSize + 63) / 64 * 64; }
 
     private void prebuild(RdmaRequest r, int recvSize) {
         r.recvSge.set(r.recvBuffer.address(), recvSize, recvRegion.lkey());
-        r.recvWr.wrId(wrId(slot, KIND_RECV, r.index)).sgList(r.recvSge, 1).next(null);
-        r.sendSge.set(r.response.address(), 16, responseRegion.lkey());
-        r.sendWr.wrId(wrId(slot, KIND_SEND, r.index)).sgList(r.sendSge, 1).next(null)
+        r.recvWr.wrId(WrId.of(slot, WrId.RECV, r.index)).sgList(r.recvSge, 1).next(null);
+        r.sendSge.set(r.response.address(), CompletionQueueEntry.SIZE, responseRegion.lkey());
+        r.sendWr.wrId(WrId.of(slot, WrId.SEND, r.index)).sgList(r.sendSge, 1).next(null)
                 .opcode(WrOpcode.SEND).sendFlags(SendFlags.SIGNALED);
         r.dataWr.sgList(r.dataSge, 1).next(null);
     }
 
-    /** Binds the core's queue (the CM thread calls this before {@link #postInitialReceives}). */
-    public void attach(CommandQueue commandQueue) { this.commandQueue = commandQueue; }
-
-    /** CM thread, before accept: posts {@code depth} receives in one chain. */
-    public int postInitialReceives() {
-        RdmaRequest first = null;
-        RdmaRequest prev = null;
+    /** Posts {@code depth} receives in one chain, before the accept. */
+    private int postInitialReceives() {
         for (int i = 0; i < depth; i++) {
-            RdmaRequest r = freeStack[--freeCount];
-            r.state = RdmaRequest.RECV_POSTED;
-            if (prev == null) first = r; else prev.recvWr.next(r.recvWr);
-            prev = r;
+            RdmaRequest r = popFree();
+            enter(r, RequestState.RECV_PENDING);
+            reposts.add(r);
         }
-        prev.recvWr.next(null);
-        int rc = qp.postRecv(first.recvWr);
-        if (rc != 0) return rc;
-        postedRecvs += depth;
-        metrics.recvWorkRequestsPosted.add(depth);
-        return 0;
+        return postReceives();
+    }
+
+    /**
+     * Gives back everything {@link #open} took, in the order the hardware needs (kernel rdma.c,
+     * {@code nvmet_rdma_free_queue}): the QP is destroyed first, so nothing can touch the queue's memory any more;
+     * then the regions go back to their slabs, the CQ entries and the slot to the poller, and the core's queue is
+     * closed. Called once the queue drained (or when open failed part-way); the CM id is the caller's.
+     */
+    public void release() {
+        if (qp != null) {
+            try {
+                cmId.destroyQueuePair();
+            } catch (RuntimeException e) {
+                LOG.log(System.Logger.Level.WARNING, "rdma_destroy_qp: " + e.getMessage());
+            }
+        }
+        if (device != null) {
+            DeviceResources res = device.resources();
+            if (recvRegion != null) res.slabs().release(recvRegion);
+            if (responseRegion != null) res.slabs().release(responseRegion);
+            if (cqReserved) device.releaseCq(params.cqEntries());
+        }
+        if (slot >= 0) poller.freeSlot(slot);
+        recvRegion = responseRegion = null;
+        cqReserved = false;
+        slot = -1;
+        if (commandQueue != null) {
+            try {
+                commandQueue.close();
+            } catch (RuntimeException e) {
+                LOG.log(System.Logger.Level.WARNING, "closing core queue: " + e.getMessage());
+            }
+        }
     }
 
     // ------------------------------------------------------------------------------------------------------------
-    // Completions (poller thread)
+    // The request's life (poller thread)
 
-    /** A receive completed: a command capsule (or a flush). */
-    public void onRecv(int index, int status, int byteLength) {
-        RdmaRequest r = contexts[index];
-        postedRecvs--;
-        if (status != WcStatus.SUCCESS) {
-            r.state = RdmaRequest.FREE;
-            freeContext(r, false);
-            onFailedCompletion(status, "RECV");
-            checkDrained();
-            return;
-        }
-        if (state == QueueState.DRAINING || state == QueueState.CLOSED) {
-            r.state = RdmaRequest.FREE;
-            freeContext(r, false);
-            checkDrained();
-            return;
-        }
-        metrics.commandsReceived.increment();
-        if (++received - responsesPosted > depth) {
-            // The host sent more capsules than the depth it was granted: a protocol error for this queue only.
-            metrics.creditOverruns.increment();
-            r.state = RdmaRequest.FREE;
-            freeContext(r, false);
-            startDrain("host exceeded its " + depth + " credits", true);
-            return;
-        }
-        // Repost right away, with another context's buffer: this one keeps its capsule.
-        RdmaRequest fresh = freeCount > 0 ? freeStack[--freeCount] : null;
-        if (fresh != null) scheduleRepost(fresh); else repostDebt++;
-        r.receivedLength = byteLength;
-        if (state == QueueState.CONNECTING) {
-            // Seed 004: the host may send before we see ESTABLISHED. Keep it, in order; replay on ESTABLISHED.
-            r.state = RdmaRequest.PARKED;
-            parked.add(r);
-            metrics.earlyCapsules.increment();
-            return;
-        }
-        handleCommand(r);
+    /**
+     * Moves {@code r} as far as it can go, one state at a time, until it waits for something: a completion, the
+     * core, a buffer, budget, or the queue's establishment (SPDK rdma.c, {@code nvmf_rdma_request_process}). Every
+     * step of a request's life is a case here. Besides, only the handlers of what the request waits for (its
+     * completions, the core's answer, a granted buffer) and the receive bookkeeping set a state, each recording
+     * what happened before it calls this; all of them write it through {@link #enter}.
+     */
+    void advance(RdmaRequest r) {
+        RequestState before;
+        do {
+            before = r.state;
+            switch (before) {
+                case NEW -> {
+                    if (state == QueueState.CONNECTING) {
+                        // The host may send before we see ESTABLISHED (thread "posting send requests in RTR"):
+                        // keep the capsule, in order, and run it once the queue is established.
+                        parked.add(r);
+                        enter(r, RequestState.PARKED);
+                        metrics.earlyCapsules.increment();
+                    } else if (state != QueueState.LIVE) {
+                        enter(r, RequestState.COMPLETED);
+                    } else {
+                        begin(r);
+                    }
+                }
+                case PARKED -> {
+                    // Reached only once taken off the parked list, when the queue is no longer CONNECTING.
+                    if (state != QueueState.CONNECTING) enter(r, RequestState.NEW);
+                }
+                case NEED_BUFFER -> {
+                    if (r.bufferIndex < 0 && !acquireBuffer(r)) break; // waits in its pool's FIFO
+                    if (state != QueueState.LIVE) {
+                        enter(r, RequestState.COMPLETED); // granted while the queue drains: nothing more is posted
+                    } else if (r.nvme.dataDirection() == NvmeRequest.DIRECTION_HOST_TO_CONTROLLER) {
+                        if (!readWaiters.isEmpty() || !budget.fitsRead()) metrics.sendBudgetWaits.increment();
+                        readWaiters.add(r);
+                        enter(r, RequestState.READ_PENDING);
+                    } else {
+                        r.nvme.data(r.pool.buffer(r.bufferIndex), r.sglLength);
+                        enter(r, RequestState.READY_TO_EXECUTE);
+                    }
+                }
+                case READ_PENDING -> {
+                    if (readWaiters.peek() != r || !budget.fitsRead()) break; // strict FIFO
+                    readWaiters.poll();
+                    postRead(r);
+                }
+                case READY_TO_EXECUTE -> {
+                    if (state != QueueState.LIVE) {
+                        enter(r, RequestState.COMPLETED); // begin() accepted it but the core never saw its data
+                    } else {
+                        enter(r, RequestState.EXECUTING);
+                        commandQueue.execute(r.nvme);
+                    }
+                }
+                case EXECUTED -> {
+                    if (state != QueueState.LIVE) {
+                        enter(r, RequestState.COMPLETED); // the host is gone: no response
+                    } else {
+                        r.chainLength = sendsData(r) ? 2 : 1;
+                        if (!sendWaiters.isEmpty() || !budget.fits(r.chainLength)) {
+                            metrics.sendBudgetWaits.increment();
+                        }
+                        sendWaiters.add(r);
+                        enter(r, RequestState.SEND_PENDING);
+                    }
+                }
+                case SEND_PENDING -> {
+                    if (sendWaiters.peek() != r || !budget.fits(r.chainLength)) break; // strict FIFO
+                    sendWaiters.poll();
+                    postResponse(r);
+                }
+                case COMPLETED -> {
+                    releaseBuffer(r);
+                    // A receive is owed while fewer than depth are posted or about to be: this context pays it.
+                    if (state == QueueState.LIVE || state == QueueState.CONNECTING) {
+                        if (owedReceives() > 0) scheduleRepost(r); else pushFree(r);
+                    } else {
+                        pushFree(r);
+                    }
+                }
+                case FREE, RECV_PENDING, RECV_POSTED, READING, EXECUTING, SENDING -> { } // waits for an event
+            }
+        } while (r.state != before);
     }
 
-    /** The response SEND of a context completed (success or flush). */
-    public void onSendComplete(int index, int status) {
-        RdmaRequest r = contexts[index];
-        budget.release(r.sendSlots);
-        r.sendSlots = 0;
-        releaseBuffer(r);
-        r.state = RdmaRequest.FREE;
-        freeContext(r, true);
-        if (status != WcStatus.SUCCESS) {
-            onFailedCompletion(status, "SEND");
-        } else {
-            resumeSendWaiters();
-        }
-        checkDrained();
+    /** Moves {@code r} to {@code next}: the only place a state is written, so the counts stay exact. */
+    private void enter(RdmaRequest r, RequestState next) {
+        inState[r.state.ordinal()]--;
+        inState[next.ordinal()]++;
+        r.state = next;
     }
 
-    /** An RDMA READ (host data for a write) completed. */
-    public void onReadComplete(int index, int status) {
-        RdmaRequest r = contexts[index];
-        budget.releaseRead();
-        r.holdsRead = false;
-        if (status != WcStatus.SUCCESS || state != QueueState.LIVE) {
-            // Abandoned: begin() accepted it but execute() never ran, so the core holds nothing.
-            releaseBuffer(r);
-            r.state = RdmaRequest.FREE;
-            freeContext(r, true);
-            if (status != WcStatus.SUCCESS) onFailedCompletion(status, "RDMA_READ");
-            checkDrained();
-            return;
-        }
-        r.nvme.data(r.pool.buffer(r.bufferIndex), r.sglLength);
-        execute(r);
-        resumeSendWaiters();
-    }
-
-    /** An unsignaled RDMA WRITE produced a completion: only errors and flushes do. */
-    public void onWriteComplete(int index, int status) {
-        if (status != WcStatus.SUCCESS) onFailedCompletion(status, "RDMA_WRITE");
-    }
-
-    private void onFailedCompletion(int status, String what) {
-        if (status == WcStatus.WR_FLUSH_ERR) {
-            // Normal during a drain (seed 000); outside one it means the QP went to error under us.
-            metrics.flushCompletions.increment();
-            if (state == QueueState.LIVE || state == QueueState.CONNECTING) startDrain("queue pair flushed", true);
-            return;
-        }
-        metrics.errorCompletion(status);
-        if (!errorLogged) {
-            errorLogged = true;
-            LOG.log(System.Logger.Level.WARNING, "queue {0} qid {1} from {2}: {3} completed with {4}; closing queue",
-                    slot, qid, peer, what, WcStatus.name(status));
-        }
-        String reason = what + " completion " + WcStatus.name(status);
-        startDrain(reason, true);
-        // Fatal for the controller too, not only this queue (nvmf-rdma.md section 5): CSTS.CFS tells the host.
-        if (commandQueue != null) commandQueue.transportFailed(reason);
-    }
-
-    // ------------------------------------------------------------------------------------------------------------
-    // Command flow (poller thread)
-
-    private void handleCommand(RdmaRequest r) {
+    /** NEW, queue LIVE: the SGL is parsed and the core looks at the command. */
+    private void begin(RdmaRequest r) {
         NvmeRequest n = r.nvme;
         n.bind(r.command, r.response);
         n.startNanos(System.nanoTime());
-        int icd = Math.max(0, r.receivedLength - 64);
-        int sglStatus = r.receivedLength < 64 ? CommandSgl.SC_INVALID_FIELD : CommandSgl.parse(r, icd, maxIoSize);
+        int icd = Math.max(0, r.receivedLength - SubmissionQueueEntry.SIZE);
+        int sglStatus = r.receivedLength < SubmissionQueueEntry.SIZE ? Status.INVALID_FIELD
+                : CommandSgl.parse(r, icd, params.maxIoSize());
         if (sglStatus != 0) n.transportStatus(sglStatus);
-        r.state = RdmaRequest.IN_CORE;
-        r.inCore = true;
-        inCore++;
-        if (!commandQueue.begin(n)) return; // the core completed it (complete() is on its way)
-        r.inCore = false;
-        inCore--;
+        enter(r, RequestState.EXECUTING); // from here the core holds it
+        if (!commandQueue.begin(n)) return; // the core completed it: complete() is on its way
         int direction = n.dataDirection();
         if (direction == NvmeRequest.DIRECTION_NONE || r.sglLength == 0) {
             n.data(MemorySegment.NULL, 0);
-            execute(r);
+            enter(r, RequestState.READY_TO_EXECUTE);
         } else if (r.inCapsule) {
             if (direction == NvmeRequest.DIRECTION_HOST_TO_CONTROLLER) {
                 metrics.inCapsuleCommands.increment();
@@ -300,118 +321,66 @@ public final class RdmaQueue implements QueueTransport {
             } else {
                 n.data(MemorySegment.NULL, 0); // cannot happen: parse() refuses in-capsule data for reads
             }
-            execute(r);
+            enter(r, RequestState.READY_TO_EXECUTE);
         } else {
-            needBuffer(r);
+            enter(r, RequestState.NEED_BUFFER);
         }
     }
 
-    private void needBuffer(RdmaRequest r) {
+    /** A buffer of the pool for {@code r}'s transfer, or false: then {@code r} waits in the pool's FIFO. */
+    private boolean acquireBuffer(RdmaRequest r) {
+        if (r.pool != null) return false; // already waiting
         BufferPool pool = device.poolFor(r.sglLength);
-        RequestFifo waiters = device.waitersFor(pool);
-        int b = waiters.isEmpty() ? pool.acquire() : -1;
+        r.pool = pool;
+        int b = pool.acquire(r);
         if (b < 0) {
-            r.state = RdmaRequest.WAIT_BUFFER;
             metrics.bufferWaits.increment();
-            waiters.add(r);
-            return;
+            return false;
         }
-        r.pool = pool;
         r.bufferIndex = b;
-        continueWithBuffer(r);
+        return true;
     }
 
-    /** A buffer waiter reached the head of its pool's FIFO and got buffer {@code index} (poller thread). */
-    public void bufferGranted(RdmaRequest r, BufferPool pool, int index) {
-        r.pool = pool;
+    /** A buffer waiter reached the head of its pool's FIFO and got buffer {@code index}. */
+    void bufferGranted(RdmaRequest r, int index) {
         r.bufferIndex = index;
-        continueWithBuffer(r);
-    }
-
-    /** A data buffer is bound to {@code r}: fetch host data or execute. */
-    private void continueWithBuffer(RdmaRequest r) {
-        if (r.nvme.dataDirection() == NvmeRequest.DIRECTION_HOST_TO_CONTROLLER) {
-            if (readWaiters.isEmpty() && budget.fitsRead()) {
-                postRead(r);
-            } else {
-                r.state = RdmaRequest.WAIT_READ;
-                metrics.sendBudgetWaits.increment();
-                readWaiters.add(r);
-            }
-        } else {
-            r.nvme.data(r.pool.buffer(r.bufferIndex), r.sglLength);
-            execute(r);
-        }
+        advance(r);
     }
 
     private void postRead(RdmaRequest r) {
         budget.reserveRead();
-        r.holdsRead = true;
-        r.state = RdmaRequest.READING;
+        enter(r, RequestState.READING);
         r.dataSge.set(r.pool.buffer(r.bufferIndex).address(), r.sglLength, r.pool.lkey());
-        r.dataWr.wrId(wrId(slot, KIND_READ, r.index)).opcode(WrOpcode.RDMA_READ).sendFlags(SendFlags.SIGNALED)
+        r.dataWr.wrId(WrId.of(slot, WrId.READ, r.index)).opcode(WrOpcode.RDMA_READ).sendFlags(SendFlags.SIGNALED)
                 .remote(r.remoteAddress, r.remoteKey).next(null);
         int rc = qp.postSend(r.dataWr);
         metrics.rdmaReads.increment();
         metrics.sendWorkRequestsPosted.increment();
         metrics.signaledWorkRequests.increment();
-        if (rc != 0) postFailed(rc, r, true);
-    }
-
-    private void execute(RdmaRequest r) {
-        r.state = RdmaRequest.IN_CORE;
-        r.inCore = true;
-        inCore++;
-        commandQueue.execute(r.nvme);
-    }
-
-    /** The core finished {@code r} (its complete() reached the poller). */
-    public void onCoreComplete(RdmaRequest r) {
-        r.inCore = false;
-        inCore--;
-        if (state != QueueState.LIVE) {
-            releaseBuffer(r);
-            r.state = RdmaRequest.FREE;
-            freeContext(r, true);
-            checkDrained();
-            return;
+        if (rc != 0) {
+            budget.releaseRead();
+            postFailed(rc, r);
         }
-        int slots = responseSlots(r);
-        if (sendWaiters.isEmpty() && budget.fits(slots)) {
-            postResponse(r, slots);
-        } else {
-            r.state = RdmaRequest.WAIT_SEND;
-            metrics.sendBudgetWaits.increment();
-            sendWaiters.add(r);
-        }
-    }
-
-    private int responseSlots(RdmaRequest r) {
-        return sendsData(r) ? 2 : 1;
     }
 
     private boolean sendsData(RdmaRequest r) {
         NvmeRequest n = r.nvme;
         return n.dataDirection() == NvmeRequest.DIRECTION_CONTROLLER_TO_HOST && r.bufferIndex >= 0
-                && n.dataLength() > 0 && success(r);
-    }
-
-    private static boolean success(RdmaRequest r) {
-        // CQE status field at byte 14: phase bit 0, SC/SCT above it. 0 = success.
-        return (r.response.get(JAVA_SHORT_UNALIGNED, 14) & 0xFFFE) == 0;
+                && n.dataLength() > 0 && r.cqe.status() == Status.SUCCESS;
     }
 
     /**
      * Posts the response, as one chain with the data: RDMA WRITE (unsignaled) then SEND (signaled). RC ordering
-     * makes the SEND's completion imply the WRITE's; the buffer, response and lkeys stay untouched until then.
+     * makes the SEND's completion imply the WRITE's (IBA chapter 10, work request ordering); the buffer, the
+     * response and their lkeys stay untouched until then.
      */
-    private void postResponse(RdmaRequest r, int slots) {
+    private void postResponse(RdmaRequest r) {
+        int slots = r.chainLength;
         budget.reserve(slots);
-        r.sendSlots = slots;
-        r.state = RdmaRequest.SENDING;
+        enter(r, RequestState.SENDING);
         responsesPosted++;
         SendWorkRequest send = r.sendWr;
-        if (r.invalidate && remoteInvalidation) {
+        if (r.invalidate && params.remoteInvalidation()) {
             send.opcode(WrOpcode.SEND_WITH_INV).invalidateRkey(r.remoteKey);
             metrics.remoteInvalidations.increment();
         } else {
@@ -427,7 +396,7 @@ public final class RdmaQueue implements QueueTransport {
                 MemorySegment.copy(data, 0, buffer, 0, length);
             }
             r.dataSge.set(buffer.address(), length, r.pool.lkey());
-            r.dataWr.wrId(wrId(slot, KIND_WRITE, r.index)).opcode(WrOpcode.RDMA_WRITE).sendFlags(0)
+            r.dataWr.wrId(WrId.of(slot, WrId.WRITE, r.index)).opcode(WrOpcode.RDMA_WRITE).sendFlags(0)
                     .remote(r.remoteAddress, r.remoteKey).next(send);
             first = r.dataWr;
             metrics.rdmaWrites.increment();
@@ -436,66 +405,160 @@ public final class RdmaQueue implements QueueTransport {
         metrics.sendWorkRequestsPosted.add(slots);
         metrics.signaledWorkRequests.increment();
         metrics.responsesSent.increment();
-        if (rc != 0) postFailed(rc, r, false);
+        if (rc != 0) {
+            budget.release(slots);
+            postFailed(rc, r);
+        }
     }
 
     /**
      * A post failed synchronously. The budget makes ENOMEM impossible, so this is a provider failure: the WR was
-     * not posted, so give its budget back and tear the queue down.
+     * not posted (its budget is already back), so the request ends here and the queue is torn down.
      */
-    private void postFailed(int rc, RdmaRequest r, boolean read) {
-        LOG.log(System.Logger.Level.ERROR, "queue {0} qid {1}: ibv_post_send failed with errno {2}", slot, qid, rc);
-        if (read) {
-            budget.releaseRead();
-            r.holdsRead = false;
-        } else {
-            budget.release(r.sendSlots);
-            r.sendSlots = 0;
-        }
-        releaseBuffer(r);
-        r.state = RdmaRequest.FREE;
-        freeContext(r, true);
+    private void postFailed(int rc, RdmaRequest r) {
+        LOG.log(System.Logger.Level.ERROR, "queue {0} qid {1}: ibv_post_send failed with errno {2}", slot,
+                params.qid(), rc);
+        enter(r, RequestState.COMPLETED);
+        advance(r);
         startDrain("post_send failed (errno " + rc + ")", true);
     }
 
+    private void releaseBuffer(RdmaRequest r) {
+        BufferPool pool = r.pool;
+        r.pool = null;
+        if (r.bufferIndex >= 0) {
+            int index = r.bufferIndex;
+            r.bufferIndex = -1;
+            pool.release(index); // may grant it to a waiter at once
+        }
+    }
+
     /** Resumes waiters in FIFO order while budget allows: responses first (they free resources), then READs. */
-    private void resumeSendWaiters() {
+    private void resumeWaiters() {
         if (state != QueueState.LIVE) return;
         RdmaRequest w;
         while ((w = sendWaiters.peek()) != null) {
-            int slots = responseSlots(w);
-            if (!budget.fits(slots)) return; // strict FIFO: nobody overtakes the head
-            sendWaiters.poll();
-            postResponse(w, slots);
+            advance(w);
+            if (sendWaiters.peek() == w) return; // the head still waits: nobody overtakes it
         }
-        while ((w = readWaiters.peek()) != null && budget.fitsRead()) {
-            readWaiters.poll();
-            postRead(w);
+        while ((w = readWaiters.peek()) != null) {
+            advance(w);
+            if (readWaiters.peek() == w) return;
         }
     }
 
-    private void releaseBuffer(RdmaRequest r) {
-        if (r.bufferIndex >= 0) {
-            BufferPool pool = r.pool;
-            pool.release(r.bufferIndex);
-            r.bufferIndex = -1;
-            r.pool = null;
-            device.resumeBufferWaiters(pool);
+    // ------------------------------------------------------------------------------------------------------------
+    // Completions (poller thread)
+
+    /** A receive completed: a command capsule (or a flush). */
+    public void onRecv(int index, int status, int byteLength) {
+        RdmaRequest r = contexts[index];
+        if (status != WcStatus.SUCCESS) {
+            pushFree(r);
+            onFailedCompletion(status, "RECV");
+            checkDrained();
+            return;
         }
+        if (state == QueueState.DRAINING || state == QueueState.CLOSED) {
+            pushFree(r);
+            checkDrained();
+            return;
+        }
+        metrics.commandsReceived.increment();
+        if (++received - responsesPosted > depth) {
+            // The host sent more capsules than the depth it was granted: a protocol error for this queue only.
+            metrics.creditOverruns.increment();
+            pushFree(r);
+            startDrain("host exceeded its " + depth + " credits", true);
+            return;
+        }
+        r.receivedLength = byteLength;
+        enter(r, RequestState.NEW);
+        // Repost right away, with another context's buffer: this one keeps its capsule.
+        if (freeCount > 0) scheduleRepost(popFree());
+        advance(r);
     }
 
-    /** A context is free again: repost its receive if one is owed, else keep it. */
-    private void freeContext(RdmaRequest r, boolean mayRepost) {
-        if (mayRepost && repostDebt > 0 && state != QueueState.DRAINING && state != QueueState.CLOSED) {
-            repostDebt--;
-            scheduleRepost(r);
+    /** The response SEND of a context completed (success or flush). */
+    public void onSendComplete(int index, int status) {
+        RdmaRequest r = contexts[index];
+        budget.release(r.chainLength);
+        enter(r, RequestState.COMPLETED);
+        advance(r);
+        afterSendQueueCompletion(status, "SEND");
+    }
+
+    /** An RDMA READ (host data for a write) completed. */
+    public void onReadComplete(int index, int status) {
+        RdmaRequest r = contexts[index];
+        budget.releaseRead();
+        if (status == WcStatus.SUCCESS) {
+            r.nvme.data(r.pool.buffer(r.bufferIndex), r.sglLength);
+            enter(r, RequestState.READY_TO_EXECUTE);
         } else {
-            freeStack[freeCount++] = r;
+            enter(r, RequestState.COMPLETED); // begin() accepted it but execute() never ran: the core holds nothing
         }
+        advance(r);
+        afterSendQueueCompletion(status, "RDMA_READ");
+    }
+
+    /** A send-queue completion moved its request: it failed the queue, or its budget may let waiters go. */
+    private void afterSendQueueCompletion(int status, String what) {
+        if (status != WcStatus.SUCCESS) onFailedCompletion(status, what); else resumeWaiters();
+        checkDrained();
+    }
+
+    /** An unsignaled RDMA WRITE produced a completion: only errors and flushes do. */
+    public void onWriteComplete(int index, int status) {
+        if (status != WcStatus.SUCCESS) onFailedCompletion(status, "RDMA_WRITE");
+    }
+
+    /** The core finished {@code r} (its complete() reached the poller). */
+    public void onCoreComplete(RdmaRequest r) {
+        enter(r, RequestState.EXECUTED);
+        advance(r);
+        checkDrained();
+    }
+
+    private void onFailedCompletion(int status, String what) {
+        if (status == WcStatus.WR_FLUSH_ERR) {
+            // Normal during a drain; outside one it means the QP went to error under us.
+            metrics.flushCompletions.increment();
+            if (state == QueueState.LIVE || state == QueueState.CONNECTING) startDrain("queue pair flushed", true);
+            return;
+        }
+        metrics.errorCompletion(status);
+        if (!errorLogged) {
+            errorLogged = true;
+            LOG.log(System.Logger.Level.WARNING, "queue {0} qid {1} from {2}: {3} completed with {4}; closing queue",
+                    slot, params.qid(), params.peer(), what, WcStatus.name(status));
+        }
+        String reason = what + " completion " + WcStatus.name(status);
+        startDrain(reason, true);
+        // Fatal for the controller too, not only this queue (kernel rdma.c, nvmet_rdma_error_comp: the controller
+        // is failed): CSTS.CFS tells the host to reset.
+        if (commandQueue != null) commandQueue.transportFailed(reason);
+    }
+
+    // ------------------------------------------------------------------------------------------------------------
+    // Receives (poller thread)
+
+    /** Receives owed: fewer than {@code depth} are posted or about to be. */
+    private int owedReceives() {
+        return depth - inState[RequestState.RECV_POSTED.ordinal()] - inState[RequestState.RECV_PENDING.ordinal()];
+    }
+
+    private RdmaRequest popFree() {
+        return freeStack[--freeCount];
+    }
+
+    private void pushFree(RdmaRequest r) {
+        enter(r, RequestState.FREE);
+        freeStack[freeCount++] = r;
     }
 
     private void scheduleRepost(RdmaRequest r) {
-        r.state = RdmaRequest.RECV_POSTED;
+        enter(r, RequestState.RECV_PENDING);
         reposts.add(r);
         if (!repostScheduled) {
             repostScheduled = true;
@@ -509,59 +572,56 @@ public final class RdmaQueue implements QueueTransport {
         if (reposts.isEmpty()) return;
         if (state == QueueState.DRAINING || state == QueueState.CLOSED) {
             RdmaRequest r;
-            while ((r = reposts.poll()) != null) {
-                r.state = RdmaRequest.FREE;
-                freeStack[freeCount++] = r;
-            }
+            while ((r = reposts.poll()) != null) pushFree(r);
             return;
         }
+        int rc = postReceives();
+        if (rc != 0) {
+            LOG.log(System.Logger.Level.ERROR, "queue {0} qid {1}: ibv_post_recv failed with errno {2}", slot,
+                    params.qid(), rc);
+            startDrain("post_recv failed (errno " + rc + ")", true);
+        }
+    }
+
+    /** Posts the receives of every RECV_PENDING context in one chain; returns 0 or the post's errno. */
+    private int postReceives() {
         int n = reposts.size();
         RdmaRequest first = reposts.peek();
-        RdmaRequest r = first;
-        while (r != null) {
-            r.recvWr.next(r.next == null ? null : r.next.recvWr);
-            r = r.next;
-        }
-        while (reposts.poll() != null) { /* unlink */ }
+        for (RdmaRequest r = first; r != null; r = r.next) r.recvWr.next(r.next == null ? null : r.next.recvWr);
         int rc = qp.postRecv(first.recvWr);
-        if (rc != 0) {
-            LOG.log(System.Logger.Level.ERROR, "queue {0} qid {1}: ibv_post_recv failed with errno {2}", slot, qid, rc);
-            startDrain("post_recv failed (errno " + rc + ")", true);
-            return;
+        RdmaRequest r;
+        while ((r = reposts.poll()) != null) {
+            // A failed call posted nothing: those contexts are free again.
+            if (rc == 0) enter(r, RequestState.RECV_POSTED); else pushFree(r);
         }
-        postedRecvs += n;
-        metrics.recvWorkRequestsPosted.add(n);
+        if (rc == 0) metrics.recvWorkRequestsPosted.add(n);
+        return rc;
     }
 
     // ------------------------------------------------------------------------------------------------------------
-    // Lifecycle (poller thread)
+    // The queue's life (poller thread)
 
     /** ESTABLISHED (or COMM_EST answered with rdma_notify): replay the kept capsules in arrival order. */
-    public void onEstablished() {
+    void onEstablished() {
         if (state != QueueState.CONNECTING) return;
         state = QueueState.LIVE;
         RdmaRequest r;
-        while ((r = parked.poll()) != null) {
-            if (state != QueueState.LIVE) {
-                r.state = RdmaRequest.FREE;
-                freeContext(r, false);
-                continue;
-            }
-            handleCommand(r);
-        }
+        while ((r = parked.poll()) != null) advance(r);
     }
 
     /**
-     * Every teardown cause ends here (seed 000): QP to error, wait for every posted WR to come back (flushed, in
-     * order) and for the core to return what it holds, then release.
+     * Every teardown cause ends here: QP to error, wait for every posted WR to come back (flushed, in order) and
+     * for the core to return what it holds, then release (kernel rdma.c: {@code ib_drain_qp} before
+     * {@code nvmet_rdma_free_queue}).
      *
      * @param local true when the target decided (errors, core request, shutdown): it also disconnects the CM id
      */
-    public void startDrain(String reason, boolean local) {
+    void startDrain(String reason, boolean local) {
         if (state == QueueState.DRAINING || state == QueueState.CLOSED) return;
         state = QueueState.DRAINING;
         closeReason = reason;
-        LOG.log(System.Logger.Level.INFO, "queue qid {0} from {1}: closing ({2})", qid, peer, reason);
+        LOG.log(System.Logger.Level.INFO, "queue qid {0} from {1}: closing ({2})", params.qid(), params.peer(),
+                reason);
         if (local) {
             try {
                 cmId.disconnect();
@@ -575,36 +635,45 @@ public final class RdmaQueue implements QueueTransport {
             LOG.log(System.Logger.Level.WARNING, "moving QP to error failed: " + e.getMessage());
         }
         if (commandQueue != null) commandQueue.abortHeld();
-        // Requests not yet handed to the HCA or the core: give them back now.
-        abandon(parked);
-        abandon(sendWaiters);
-        abandon(readWaiters);
-        for (BufferPool pool : device.pools()) abandon(device.waitersFor(pool).removeQueue(this));
-        RdmaRequest rp;
-        while ((rp = reposts.poll()) != null) {
-            rp.state = RdmaRequest.FREE;
-            freeStack[freeCount++] = rp;
+        // Requests not yet handed to the HCA or the core end now. Buffer waiters first: the buffers the others give
+        // back then go to other queues' waiters, never to a request of this one, which would post.
+        for (RdmaRequest r : contexts) {
+            if (r.state == RequestState.NEED_BUFFER && r.bufferIndex < 0 && r.pool != null && r.pool.cancel(r)) {
+                r.pool = null;
+                abandon(r);
+            }
         }
-        repostDebt = 0;
-        // No marker WRs: every send chain ends with a signaled WR whose slots stay reserved in the budget until its
-        // completion (success or flush) is polled, and every posted receive is counted. The queue is drained
-        // when both counts are back to zero (nvmf-rdma.md section 5, "count outstanding WRs down to zero"). This
-        // does not depend on the provider flushing work posted after the error transition (rxe in Linux 6.1
-        // flushes receives posted then, but not sends).
+        abandonAll(parked);
+        abandonAll(sendWaiters);
+        abandonAll(readWaiters);
+        RdmaRequest rp;
+        while ((rp = reposts.poll()) != null) pushFree(rp);
+        // No marker WRs: every send chain ends with a signaled WR whose slots stay reserved until its completion
+        // (success or flush) is polled, and every posted receive is counted. The queue is drained when no context
+        // is RECV_POSTED, READING, SENDING or EXECUTING. This does not depend on the provider flushing work posted
+        // after the error transition (rxe in Linux 6.1 flushes receives posted then, but not sends), unlike the
+        // kernel's ib_drain_qp (kernel cq.c, verbs.c), which posts marker WRs after it.
         checkDrained();
     }
 
-    private void abandon(RequestFifo fifo) {
+    private void abandonAll(RequestFifo fifo) {
         RdmaRequest r;
-        while ((r = fifo.poll()) != null) {
-            releaseBuffer(r);
-            r.state = RdmaRequest.FREE;
-            freeStack[freeCount++] = r;
-        }
+        while ((r = fifo.poll()) != null) abandon(r);
+    }
+
+    private void abandon(RdmaRequest r) {
+        enter(r, RequestState.COMPLETED);
+        advance(r);
+    }
+
+    /** Nothing of the queue is on the hardware or in the core any more. */
+    private boolean drained() {
+        return inState[RequestState.RECV_POSTED.ordinal()] == 0 && inState[RequestState.READING.ordinal()] == 0
+                && inState[RequestState.SENDING.ordinal()] == 0 && inState[RequestState.EXECUTING.ordinal()] == 0;
     }
 
     private void checkDrained() {
-        if (state != QueueState.DRAINING || postedRecvs != 0 || !budget.idle() || inCore != 0) return;
+        if (state != QueueState.DRAINING || !drained()) return;
         state = QueueState.CLOSED;
         for (RdmaRequest r : contexts) {
             if (r.bufferIndex >= 0) releaseBuffer(r); // defensive: nothing should still hold one
@@ -613,7 +682,7 @@ public final class RdmaQueue implements QueueTransport {
     }
 
     // ------------------------------------------------------------------------------------------------------------
-    // QueueTransport (any thread)
+    // From other threads
 
     @Override
     public void complete(NvmeRequest request) {
@@ -623,26 +692,51 @@ public final class RdmaQueue implements QueueTransport {
 
     @Override
     public void requestDisconnect(String reason) {
-        poller.submitCommand(p -> startDrain(reason, true));
+        requestDrain(reason);
+    }
+
+    /** Tears the queue down (any thread): the drain runs on the poller thread. */
+    public void requestDrain(String reason) {
+        poller.submitCommand(() -> startDrain(reason, true));
+    }
+
+    /** The connection is established (any thread): kept capsules run on the poller thread. */
+    public void requestEstablished() {
+        poller.submitCommand(this::onEstablished);
     }
 
     @Override
-    public String peer() { return peer; }
+    public String peer() { return params.peer(); }
+
+    /**
+     * The local address of the connection (rdma_get_local_addr): on a port bound to the wildcard address, the one
+     * the host reached, which the core lists in discovery log entries (kernel discovery.c, nvmet_set_disc_traddr).
+     */
+    @Override
+    public InetAddress localAddress() { return localAddress; }
+
+    private static InetAddress localAddressOf(CmId cmId) {
+        try {
+            InetSocketAddress a = cmId.localAddress();
+            return a == null ? null : a.getAddress();
+        } catch (RuntimeException e) {
+            LOG.log(System.Logger.Level.DEBUG, "rdma_get_local_addr: " + e.getMessage());
+            return null;
+        }
+    }
 
     // ------------------------------------------------------------------------------------------------------------
-    // Accessors (tests, metrics, CM thread)
+    // Accessors (tests, metrics, CM thread); the counts are the contexts in a state
 
     public QueueState state() { return state; }
 
+    public QueueParameters parameters() { return params; }
+
     public int slot() { return slot; }
 
-    public int qid() { return qid; }
-
-    public int portId() { return portId; }
+    public int qid() { return params.qid(); }
 
     public int depth() { return depth; }
-
-    public int inCapsuleDataSize() { return inCapsuleDataSize; }
 
     public CmId cmId() { return cmId; }
 
@@ -650,40 +744,34 @@ public final class RdmaQueue implements QueueTransport {
 
     public CommandQueue commandQueue() { return commandQueue; }
 
-    public Poller poller() { return poller; }
-
-    public PollerDevice device() { return device; }
-
     public SendBudget budget() { return budget; }
 
-    public int postedReceives() { return postedRecvs; }
+    /** Contexts in {@code s}. */
+    public int count(RequestState s) { return inState[s.ordinal()]; }
 
-    public int freeContexts() { return freeCount; }
+    public int postedReceives() { return count(RequestState.RECV_POSTED); }
+
+    public int requestsInCore() { return count(RequestState.EXECUTING); }
+
+    public int sendWaiters() { return count(RequestState.SEND_PENDING); }
+
+    public int readWaiters() { return count(RequestState.READ_PENDING); }
+
+    public int parkedCapsules() { return count(RequestState.PARKED); }
 
     public int contextCount() { return contexts.length; }
-
-    public int requestsInCore() { return inCore; }
-
-    public int sendWaiters() { return sendWaiters.size(); }
-
-    public int readWaiters() { return readWaiters.size(); }
-
-    public int parkedCapsules() { return parked.size(); }
-
-    public int cqEntries() { return cqEntries; }
-
-    public RegisteredRegion recvRegion() { return recvRegion; }
-
-    public RegisteredRegion responseRegion() { return responseRegion; }
 
     public String closeReason() { return closeReason; }
 
     /** For logs when a drain takes long: what is still outstanding. */
     public String describe() {
-        return "queue qid " + qid + " from " + peer + " state " + state + ": posted receives " + postedRecvs
-                + ", send slots out " + (budget.capacity() - budget.available()) + ", READs out "
-                + (budget.readCapacity() - budget.readAvailable()) + ", in core " + inCore + ", free contexts "
-                + freeCount + "/" + contexts.length;
+        StringBuilder b = new StringBuilder("queue qid ").append(params.qid()).append(" from ").append(params.peer())
+                .append(" state ").append(state).append(':');
+        for (RequestState s : RequestState.ALL) {
+            int n = inState[s.ordinal()];
+            if (n > 0) b.append(' ').append(s).append(' ').append(n);
+        }
+        return b.toString();
     }
 
     public RdmaRequest context(int index) { return contexts[index]; }

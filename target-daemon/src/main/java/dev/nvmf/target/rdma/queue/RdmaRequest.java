@@ -1,6 +1,9 @@
 package dev.nvmf.target.rdma.queue;
 
 import dev.nvmf.target.core.NvmeRequest;
+import dev.nvmf.target.nvme.CompletionQueueEntry;
+import dev.nvmf.target.nvme.SglDescriptor;
+import dev.nvmf.target.nvme.SubmissionQueueEntry;
 import dev.nvmf.target.rdma.memory.BufferPool;
 import dev.nvmf.verbs.RecvWorkRequest;
 import dev.nvmf.verbs.ScatterGatherEntry;
@@ -9,25 +12,17 @@ import dev.nvmf.verbs.SendWorkRequest;
 import java.lang.foreign.MemorySegment;
 
 /**
- * One command context of a queue (kernel: {@code nvmet_rdma_rsp} plus its {@code nvmet_rdma_cmd}): its own
- * receive buffer (SQE + in-capsule data), response buffer, and prebuilt native work requests. A queue keeps twice
+ * One command context of a queue (kernel rdma.c: {@code nvmet_rdma_rsp} with its {@code nvmet_rdma_cmd}): its own
+ * receive buffer (SQE and in-capsule data), response buffer, and prebuilt native work requests. A queue keeps twice
  * as many contexts as receives it posts: when a capsule arrives, a <em>different</em> free context's buffer is
  * reposted at once, and this context keeps its receive buffer (SQE and in-capsule data stay valid, no copy) until
- * its response SEND completes. Only then is it reused (shared/seeds/003).
+ * its response SEND completes. Only then is it reused: a buffer a SEND or RDMA WRITE uses stays untouched until
+ * a completion shows the hardware is done with it (thread "two initiators").
+ *
+ * <p>{@link #state} says where the context is; only {@link RdmaQueue} changes it, in {@link RdmaQueue#advance} and
+ * the completion handlers that feed it.
  */
-public final class RdmaRequest {
-    // States; an int so the hot path compares without enum loads.
-    public static final int FREE = 0;
-    public static final int RECV_POSTED = 1;
-    public static final int PARKED = 2;          // arrived before ESTABLISHED, kept in order (seed 004)
-    public static final int WAIT_BUFFER = 3;     // waits for a registered data buffer
-    public static final int WAIT_READ = 4;       // waits for READ depth / send budget
-    public static final int READING = 5;         // RDMA READ posted
-    public static final int IN_CORE = 6;         // begin/execute handed it to the core; complete() not yet seen
-    public static final int WAIT_SEND = 7;       // response ready, waits for send budget
-    public static final int SENDING = 8;         // response chain posted, SEND completion not yet seen
-    public static final int COMPLETED = 9;       // complete() queued to the poller (between threads)
-
+public final class RdmaRequest implements BufferPool.Waiter {
     final RdmaQueue queue;
     final int index;
     final NvmeRequest nvme;
@@ -35,6 +30,10 @@ public final class RdmaRequest {
     final MemorySegment command;
     final MemorySegment inCapsuleData;
     final MemorySegment response;
+    /** Flyweights over the SQE, its SGL1 and the response CQE, wrapped once: the buffers never move. */
+    final SubmissionQueueEntry sqe;
+    final SglDescriptor sgl1;
+    final CompletionQueueEntry cqe;
     final RecvWorkRequest recvWr;
     final ScatterGatherEntry recvSge;
     final SendWorkRequest dataWr;
@@ -42,7 +41,7 @@ public final class RdmaRequest {
     final SendWorkRequest sendWr;
     final ScatterGatherEntry sendSge;
 
-    int state = FREE;
+    RequestState state = RequestState.FREE;
     int receivedLength;
     /** SGL1 as parsed: keyed (RDMA) or in-capsule. */
     boolean keyed;
@@ -52,16 +51,15 @@ public final class RdmaRequest {
     int remoteKey;
     int sglLength;
     int sglOffset;
-    /** Data buffer, when it holds one. */
+    /** The data buffer's pool (also while waiting for one) and the buffer, when it holds one. */
     BufferPool pool;
     int bufferIndex = -1;
-    /** Send-queue slots reserved by the chain in flight (released on its signaled completion). */
-    int sendSlots;
-    boolean holdsRead;
-    /** Set while the core holds it (begin refused or execute called, complete() not yet processed). */
-    boolean inCore;
+    /** Work requests of its response chain: 2 (RDMA WRITE + SEND) or 1 (SEND); reserved whole while SENDING. */
+    int chainLength;
     /** Intrusive FIFO link: parked, waiter and repost lists (a context is on at most one at a time). */
     RdmaRequest next;
+    /** Link in a buffer pool's FIFO of waiters. */
+    private BufferPool.Waiter nextWaiter;
 
     RdmaRequest(RdmaQueue queue, int index, MemorySegment recvBuffer, MemorySegment response,
                 MemorySegment wrMemory) {
@@ -69,35 +67,47 @@ public final class RdmaRequest {
         this.index = index;
         this.nvme = new NvmeRequest(index);
         this.recvBuffer = recvBuffer;
-        this.command = recvBuffer.asSlice(0, 64);
-        this.inCapsuleData = recvBuffer.asSlice(64);
-        this.response = response.asSlice(0, 16);
+        this.command = recvBuffer.asSlice(0, SubmissionQueueEntry.SIZE);
+        this.inCapsuleData = recvBuffer.asSlice(SubmissionQueueEntry.SIZE);
+        this.response = response.asSlice(0, CompletionQueueEntry.SIZE);
+        this.sqe = new SubmissionQueueEntry().wrap(command);
+        this.sgl1 = new SglDescriptor().wrap(command, SubmissionQueueEntry.SGL1);
+        this.cqe = new CompletionQueueEntry().wrap(this.response);
         long o = 0;
         this.recvWr = new RecvWorkRequest(wrMemory.asSlice(o, RecvWorkRequest.SIZE));
-        o += 32;
+        o += RecvWorkRequest.SIZE;
         this.recvSge = new ScatterGatherEntry(wrMemory.asSlice(o, ScatterGatherEntry.SIZE));
-        o += 16;
+        o += ScatterGatherEntry.SIZE;
         this.dataWr = new SendWorkRequest(wrMemory.asSlice(o, SendWorkRequest.SIZE));
         o += SendWorkRequest.SIZE;
         this.dataSge = new ScatterGatherEntry(wrMemory.asSlice(o, ScatterGatherEntry.SIZE));
-        o += 16;
+        o += ScatterGatherEntry.SIZE;
         this.sendWr = new SendWorkRequest(wrMemory.asSlice(o, SendWorkRequest.SIZE));
         o += SendWorkRequest.SIZE;
         this.sendSge = new ScatterGatherEntry(wrMemory.asSlice(o, ScatterGatherEntry.SIZE));
     }
 
     /** Bytes of native memory the prebuilt work requests of one context take. */
-    static final int WR_MEMORY = 32 + 16 + SendWorkRequest.SIZE + 16 + SendWorkRequest.SIZE + 16;
+    static final int WR_MEMORY = RecvWorkRequest.SIZE + 3 * ScatterGatherEntry.SIZE + 2 * SendWorkRequest.SIZE;
 
     public int index() { return index; }
 
     public RdmaQueue queue() { return queue; }
 
-    public int state() { return state; }
+    public RequestState state() { return state; }
 
     public NvmeRequest nvme() { return nvme; }
 
     public boolean holdsBuffer() { return bufferIndex >= 0; }
+
+    @Override
+    public void bufferGranted(BufferPool pool, int index) { queue.bufferGranted(this, index); }
+
+    @Override
+    public BufferPool.Waiter nextWaiter() { return nextWaiter; }
+
+    @Override
+    public void nextWaiter(BufferPool.Waiter next) { nextWaiter = next; }
 
     void clearSgl() {
         keyed = false;

@@ -2,8 +2,8 @@ package dev.nvmf.target.rdma.queue;
 
 /**
  * An intrusive FIFO of {@link RdmaRequest}s through their {@code next} field: no allocation. Used for capsules
- * kept before ESTABLISHED, for requests waiting for send budget / READ depth / data buffers, and for receives to
- * repost in one chain.
+ * kept before ESTABLISHED, for requests waiting for send budget or READ depth, and for receives to repost in one
+ * chain.
  */
 public final class RequestFifo {
     private RdmaRequest head;
@@ -35,25 +35,5 @@ public final class RequestFifo {
         r.next = null;
         size--;
         return r;
-    }
-
-    /** Removes every request of {@code queue} (drain), keeping the others' order; returns them as a new FIFO. */
-    public RequestFifo removeQueue(RdmaQueue queue) {
-        RequestFifo removed = new RequestFifo();
-        RdmaRequest prev = null;
-        RdmaRequest r = head;
-        while (r != null) {
-            RdmaRequest nx = r.next;
-            if (r.queue == queue) {
-                if (prev == null) head = nx; else prev.next = nx;
-                if (tail == r) tail = prev;
-                size--;
-                removed.add(r);
-            } else {
-                prev = r;
-            }
-            r = nx;
-        }
-        return removed;
     }
 }

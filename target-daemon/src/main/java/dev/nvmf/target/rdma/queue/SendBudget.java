@@ -1,7 +1,8 @@
 package dev.nvmf.target.rdma.queue;
 
 /**
- * The per-QP send-queue budget and RDMA READ depth (shared/seeds/003, nvmf-rdma.md section 4). Every chain is
+ * The per-QP send-queue budget and RDMA READ depth (thread "two initiators": send-queue space is a budget fed back
+ * by completions; the READ depth is the initiator depth the CM negotiated, rdma_accept(3)). Every chain is
  * reserved whole (its data WRs + the SEND) before it is posted and given back when its signaled completion is
  * polled, so the SQ can never overflow; outstanding READs never exceed the negotiated initiator depth.
  * Single-threaded (the owning poller).

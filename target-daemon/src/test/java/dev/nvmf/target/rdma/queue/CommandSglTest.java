@@ -1,5 +1,6 @@
 package dev.nvmf.target.rdma.queue;
 
+import dev.nvmf.target.nvme.Status;
 import org.junit.jupiter.api.Test;
 
 import java.lang.foreign.Arena;
@@ -60,7 +61,7 @@ class CommandSglTest {
     void keyedTooLong() {
         sqe(0x02, 0x40, 0, 0, 0);
         r.command.set(JAVA_BYTE, 34, (byte) 0x01); // 64 KiB
-        assertEquals(CommandSgl.SC_SGL_LENGTH_INVALID, CommandSgl.parse(r, 0, 32 * 1024));
+        assertEquals(Status.DATA_SGL_LENGTH_INVALID, CommandSgl.parse(r, 0, 32 * 1024));
     }
 
     @Test
@@ -70,12 +71,12 @@ class CommandSglTest {
         assertTrue(r.inCapsule);
         assertEquals(4096, r.sglLength);
         sqe(0x01, 0x01, 4097, 0, 0);
-        assertEquals(CommandSgl.SC_SGL_OFFSET_INVALID, CommandSgl.parse(r, 4096, 4096));
+        assertEquals(Status.SGL_OFFSET_INVALID, CommandSgl.parse(r, 4096, 4096));
         sqe(0x01, 0x01, 16, 4096, 0);
-        assertEquals(CommandSgl.SC_SGL_LENGTH_INVALID, CommandSgl.parse(r, 4096, 4096));
+        assertEquals(Status.DATA_SGL_LENGTH_INVALID, CommandSgl.parse(r, 4096, 4096));
         // a read cannot carry in-capsule data
         sqe(0x02, 0x01, 0, 512, 0);
-        assertEquals(CommandSgl.SC_INVALID_FIELD, CommandSgl.parse(r, 4096, 4096));
+        assertEquals(Status.INVALID_FIELD, CommandSgl.parse(r, 4096, 4096));
         // Fabrics Connect (fctype 0x01) is host-to-controller
         sqe(0x7F, 0x01, 0, 1024, 0);
         r.command.set(JAVA_BYTE, 4, (byte) 0x01);
@@ -85,11 +86,19 @@ class CommandSglTest {
     @Test
     void unsupportedDescriptorTypes() {
         sqe(0x01, 0x30, 0, 32, 0); // Last Segment: MSDBD is 1
-        assertEquals(CommandSgl.SC_SGL_DESCRIPTOR_TYPE_INVALID, CommandSgl.parse(r, 0, 4096));
+        assertEquals(Status.SGL_DESCRIPTOR_TYPE_INVALID, CommandSgl.parse(r, 0, 4096));
         sqe(0x01, 0x00, 0, 32, 0); // data block, address subtype
-        assertEquals(CommandSgl.SC_SGL_DESCRIPTOR_TYPE_INVALID, CommandSgl.parse(r, 0, 4096));
+        assertEquals(Status.SGL_DESCRIPTOR_TYPE_INVALID, CommandSgl.parse(r, 0, 4096));
         sqe(0x01, 0x41, 0, 32, 0); // keyed with offset subtype
-        assertEquals(CommandSgl.SC_SGL_DESCRIPTOR_TYPE_INVALID, CommandSgl.parse(r, 0, 4096));
-        assertEquals(0x4011, CommandSgl.SC_SGL_DESCRIPTOR_TYPE_INVALID);
+        assertEquals(Status.SGL_DESCRIPTOR_TYPE_INVALID, CommandSgl.parse(r, 0, 4096));
+        assertEquals(0x4011, Status.SGL_DESCRIPTOR_TYPE_INVALID);
+    }
+
+    @Test
+    void statusesOnTheWireKeepDnr() {
+        // The values the transport has always answered with (SC | DNR): the host must not retry these commands.
+        assertEquals(0x4002, Status.INVALID_FIELD);
+        assertEquals(0x400F, Status.DATA_SGL_LENGTH_INVALID);
+        assertEquals(0x4016, Status.SGL_OFFSET_INVALID);
     }
 }

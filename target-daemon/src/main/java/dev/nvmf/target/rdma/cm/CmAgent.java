@@ -1,15 +1,14 @@
 package dev.nvmf.target.rdma.cm;
 
-import dev.nvmf.target.core.CommandQueue;
 import dev.nvmf.target.core.QueueAcceptor;
+import dev.nvmf.target.rdma.NotifyingIdleStrategy;
 import dev.nvmf.target.rdma.RdmaMetrics;
 import dev.nvmf.target.rdma.RdmaMetrics.RejectReason;
 import dev.nvmf.target.rdma.RdmaPortConfig;
 import dev.nvmf.target.rdma.RdmaTransportConfig;
 import dev.nvmf.target.rdma.memory.DeviceResources;
-import dev.nvmf.target.rdma.memory.RegisteredRegion;
 import dev.nvmf.target.rdma.poller.Poller;
-import dev.nvmf.target.rdma.poller.PollerDevice;
+import dev.nvmf.target.rdma.queue.QueueParameters;
 import dev.nvmf.target.rdma.queue.RdmaQueue;
 import dev.nvmf.verbs.AsyncEvent;
 import dev.nvmf.verbs.CmEvent;
@@ -18,9 +17,8 @@ import dev.nvmf.verbs.CmId;
 import dev.nvmf.verbs.ConnectionParameters;
 import dev.nvmf.verbs.Device;
 import dev.nvmf.verbs.DeviceAttributes;
-import dev.nvmf.verbs.QpCapabilities;
-import dev.nvmf.verbs.QpInitAttributes;
-import dev.nvmf.verbs.QueuePair;
+import org.agrona.concurrent.Agent;
+import org.agrona.concurrent.IdleStrategy;
 import org.agrona.concurrent.ManyToOneConcurrentArrayQueue;
 
 import java.util.ArrayList;
@@ -30,14 +28,17 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * The control plane: one thread per daemon (or a test calling {@link #doWork()}) owns the CM event channel, the
- * listeners and every CM id. It validates connect requests and rejects with the NVMe RDMA status codes, sizes and
- * creates QPs, posts every receive before accepting, turns ESTABLISHED / DISCONNECTED into commands for the
- * owning poller, answers COMM_EST with rdma_notify (seed 004), and finishes drained queues: destroy QP, destroy
- * CM id, give memory and CQ entries back, then {@link CommandQueue#close()}.
+ * The control plane agent: one per daemon owns the CM event channel, the listeners and every CM id. It validates
+ * connect requests and rejects with the NVMe RDMA status codes, sizes the queue and has it open itself
+ * ({@link RdmaQueue#open}: QP, memory, receives posted before the accept), accepts, hands ESTABLISHED and every
+ * teardown cause to the queue, answers COMM_EST with rdma_notify (thread "posting send requests in RTR"), and
+ * releases drained queues ({@link RdmaQueue#release}, then the CM id). An {@code AgentRunner} runs it with
+ * {@link #idleStrategy()}, blocking on the CM channel when idle; tests drive it with an {@code AgentInvoker}.
  */
-public final class CmEventLoop implements Runnable {
-    private static final System.Logger LOG = System.getLogger(CmEventLoop.class.getName());
+public final class CmAgent implements Agent, NotifyingIdleStrategy.Sleeper {
+    private static final System.Logger LOG = System.getLogger(CmAgent.class.getName());
+    /** How long an idle CM agent blocks on its channel before it looks at the devices' async events again. */
+    private static final long IDLE_BLOCK_MILLIS = 100;
     /** The Linux host's default; also a floor for the CM's backlog. */
     private static final int BACKLOG = 128;
 
@@ -52,44 +53,32 @@ public final class CmEventLoop implements Runnable {
     private final Map<Integer, RdmaQueue> byQpNum = new HashMap<>();
     private final List<RdmaQueue> open = new ArrayList<>();
     private int nextPoller;
-    private volatile boolean running = true;
     private volatile boolean shuttingDown;
+    private volatile boolean stopping;
     private volatile Thread thread;
+    /** An event the idle strategy's block took off the channel; handled first by the next duty cycle. */
+    private CmEvent pending;
 
-    public CmEventLoop(RdmaTransportConfig config, CmEventChannel channel, QueueAcceptor acceptor,
+    public CmAgent(RdmaTransportConfig config, CmEventChannel channel, QueueAcceptor acceptor,
                        Poller[] pollers, RdmaMetrics metrics) {
         this.config = config;
         this.channel = channel;
         this.acceptor = acceptor;
         this.pollers = pollers;
         this.metrics = metrics;
-        for (Poller p : pollers) p.onDrained(q -> submit(() -> finishQueue(q)));
+        for (Poller p : pollers) p.onDrained(q -> submit(() -> release(q)));
     }
 
-    /** Binds and listens on every configured port (caller's thread, before the loop runs). */
+    /** Binds and listens on every configured port (caller's thread, before the agent runs). */
     public void listen() {
-        for (RdmaPortConfig port : config.ports()) {
-            PortListener l = new PortListener(port);
-            CmId id = channel.createId(l);
-            try {
-                id.bind(port.socketAddress());
-                id.listen(BACKLOG);
-            } catch (RuntimeException e) {
-                id.close();
-                throw e;
-            }
-            l.id(id);
-            listeners.add(l);
-            LOG.log(System.Logger.Level.INFO, "listening on {0} (port id {1}, in-capsule {2} B, depth {3})",
-                    id.localAddress(), port.portId(), port.inCapsuleDataSize(), port.maxQueueDepth());
-        }
+        for (RdmaPortConfig port : config.ports()) addListener(port);
     }
 
     public List<PortListener> listeners() { return List.copyOf(listeners); }
 
     /**
      * Starts listening on another port at runtime (configuration reload). Call on the CM thread (or before the
-     * loop runs). Throws, leaving nothing behind, if the address cannot be bound or listened on.
+     * agent runs). Throws, leaving nothing behind, if the address cannot be bound or listened on.
      */
     public void addListener(RdmaPortConfig port) {
         for (PortListener l : listeners) {
@@ -136,18 +125,33 @@ public final class CmEventLoop implements Runnable {
     // ------------------------------------------------------------------------------------------------------------
     // Duty cycle
 
-    /** Commands from other threads, every pending CM event, and async events of known devices. */
-    public int doWork() {
-        return doWork(0);
+    @Override
+    public String roleName() { return "nvmf-rdma-cm"; }
+
+    @Override
+    public void onStart() { thread = Thread.currentThread(); }
+
+    /** How the thread that runs this agent waits: it blocks on the CM channel at once. */
+    public IdleStrategy idleStrategy() {
+        return new NotifyingIdleStrategy(this, 0, IDLE_BLOCK_MILLIS);
     }
 
-    private int doWork(long blockMillis) {
-        int work = runCommands();
-        CmEvent e = channel.pollEvent(work == 0 ? blockMillis : 0);
-        while (e != null) {
+    /** Commands from other threads, every pending CM event, and async events of known devices. */
+    @Override
+    public int doWork() {
+        int work = 0;
+        // First the event the idle block took: it must be acknowledged before a command releases its queue, as
+        // rdma_destroy_id waits for every event of its id to be acknowledged (rdma_get_cm_event(3)).
+        CmEvent e = pending;
+        pending = null;
+        if (e != null) {
             work++;
             handle(e);
-            e = channel.pollEvent(0);
+        }
+        work += runCommands();
+        while ((e = channel.pollEvent(0)) != null) {
+            work++;
+            handle(e);
         }
         work += runCommands();
         work += pollAsyncEvents();
@@ -155,19 +159,19 @@ public final class CmEventLoop implements Runnable {
     }
 
     @Override
-    public void run() {
-        thread = Thread.currentThread();
-        while (running) {
-            try {
-                doWork(100);
-            } catch (RuntimeException e) {
-                LOG.log(System.Logger.Level.ERROR, "CM event loop", e);
-            }
-        }
+    public boolean prepareToBlock() {
+        // The CM channel needs no arming: an event or a wakeup ends the block.
+        return commands.isEmpty() && !stopping;
     }
 
-    public void stop() {
-        running = false;
+    @Override
+    public void block(long timeoutMillis) {
+        pending = channel.pollEvent(timeoutMillis);
+    }
+
+    /** The agent is about to be closed: it blocks no more, and is woken if it blocks now (any thread). */
+    public void requestStop() {
+        stopping = true;
         channel.wakeup();
     }
 
@@ -207,7 +211,7 @@ public final class CmEventLoop implements Runnable {
         RdmaQueue q = byQpNum.get(ev.qpNum());
         switch (ev.type()) {
             case COMM_EST -> {
-                // A receive completed before the RTU: tell the CM so ESTABLISHED follows (seed 004). Not an error.
+                // A receive completed before the RTU: tell the CM so ESTABLISHED follows (thread "posting send requests in RTR"). Not an error.
                 if (q != null) {
                     try {
                         q.cmId().notifyEstablished();
@@ -219,7 +223,7 @@ public final class CmEventLoop implements Runnable {
             case QP_FATAL, QP_REQ_ERR, QP_ACCESS_ERR -> {
                 if (q != null) {
                     LOG.log(System.Logger.Level.WARNING, "async event {0} on qp {1}", ev.type(), ev.qpNum());
-                    q.poller().submitCommand(p -> q.startDrain("async event " + ev.type(), true));
+                    q.requestDrain("async event " + ev.type());
                 }
             }
             case SQ_DRAINED, QP_LAST_WQE_REACHED -> { }
@@ -235,13 +239,13 @@ public final class CmEventLoop implements Runnable {
                     return; // acked inside (a rejected id is destroyed after the ack)
                 }
                 case ESTABLISHED -> {
-                    if (e.id().context() instanceof RdmaQueue q) q.poller().submitCommand(p -> q.onEstablished());
+                    if (e.id().context() instanceof RdmaQueue q) q.requestEstablished();
                 }
                 case DISCONNECTED, CONNECT_ERROR, UNREACHABLE, REJECTED, DEVICE_REMOVAL -> {
                     if (e.id().context() instanceof RdmaQueue q) {
                         String why = "CM " + e.type();
                         // The host went away: the QP is (or will be) in error; disconnect our side as well.
-                        q.poller().submitCommand(p -> q.startDrain(why, true));
+                        q.requestDrain(why);
                     }
                 }
                 case TIMEWAIT_EXIT, ADDR_CHANGE -> { }
@@ -255,11 +259,11 @@ public final class CmEventLoop implements Runnable {
     // ------------------------------------------------------------------------------------------------------------
     // Connect
 
+    /** Validates a connect request, opens its queue and accepts, or rejects with the NVMe RDMA status. */
     private void onConnectRequest(CmEvent e) {
         CmId id = e.id();
         PortListener listener = e.listenId() == null ? null : (PortListener) e.listenId().context();
         RejectReason reason;
-        RdmaQueue queue = null;
         if (listener == null) {
             reason = RejectReason.UNKNOWN_PORT;
         } else if (shuttingDown) {
@@ -267,24 +271,11 @@ public final class CmEventLoop implements Runnable {
         } else {
             ConnectionParameters params = e.parameters();
             ConnectRequestData data = ConnectRequestData.parse(params.privateData());
-            if (data == null) {
-                reason = RejectReason.INVALID_PRIVATE_DATA_LENGTH;
-            } else {
-                reason = data.validate(listener.config(), config.maxIoQueues());
-                if (reason == null) {
-                    Object result;
-                    try {
-                        result = createQueue(id, listener.config(), data, params);
-                    } catch (RuntimeException ex) {
-                        // e.g. the first connection on a device whose PD or CQ cannot be created
-                        LOG.log(System.Logger.Level.ERROR, "connect request: " + ex.getMessage());
-                        result = RejectReason.NO_RESOURCES;
-                    }
-                    if (result instanceof RejectReason r) reason = r; else queue = (RdmaQueue) result;
-                }
-            }
+            reason = data == null ? RejectReason.INVALID_PRIVATE_DATA_LENGTH
+                    : data.validate(listener.config(), config.maxIoQueues());
+            if (reason == null) reason = openAndAccept(id, listener.config(), data, params);
         }
-        if (queue == null) {
+        if (reason != null) {
             metrics.reject(reason);
             LOG.log(System.Logger.Level.INFO, "rejecting connect from {0}: {1}", safePeer(id), reason);
             try {
@@ -308,99 +299,63 @@ public final class CmEventLoop implements Runnable {
         }
     }
 
-    /** Sizes and builds the queue, posts receives, accepts. Returns the queue or a reject reason. */
-    private Object createQueue(CmId id, RdmaPortConfig port, ConnectRequestData data, ConnectionParameters params) {
-        Device device = id.device();
-        DeviceResources res = devices.computeIfAbsent(device, DeviceResources::new);
+    /**
+     * Sizes the queue from the request and the device, opens it on the next poller and accepts. Returns null when
+     * accepted, else why not.
+     */
+    private RejectReason openAndAccept(CmId id, RdmaPortConfig port, ConnectRequestData data,
+                                       ConnectionParameters request) {
+        DeviceResources res;
+        try {
+            res = devices.computeIfAbsent(id.device(), DeviceResources::new);
+        } catch (RuntimeException ex) {
+            // e.g. the first connection on a device whose PD cannot be allocated
+            LOG.log(System.Logger.Level.ERROR, "connect request: " + ex.getMessage());
+            return RejectReason.NO_RESOURCES;
+        }
+        QueueParameters params;
         DeviceAttributes attrs = res.attributes();
         // The CM reports the host's responder resources as our initiator depth: READs we may have outstanding.
-        if (params.initiatorDepth() == 0) return RejectReason.INVALID_IRD;
+        if (request.initiatorDepth() == 0) return RejectReason.INVALID_IRD;
         if (attrs.maxQpInitRdAtom() == 0) return RejectReason.INVALID_ORD;
-        int readDepth = Math.min(params.initiatorDepth(), attrs.maxQpInitRdAtom());
+        int readDepth = Math.min(request.initiatorDepth(), attrs.maxQpInitRdAtom());
         int depth = data.queueDepth();
         int maxWr = attrs.maxQpWr();
         // Send budget: a response chain is at most 2 WRs (WRITE + SEND) and a READ 1, for up to 2*depth contexts.
         int sendBudget = Math.min(2 * depth + readDepth, maxWr);
         if (sendBudget < 2 || depth > maxWr) return RejectReason.NO_RESOURCES;
-        int cqEntries = sendBudget + depth;
-
+        params = new QueueParameters(port.portId(), data.qid(), depth, port.inCapsuleDataSize(), config.maxIoSize(),
+                readDepth, sendBudget, config.remoteInvalidation() && res.supportsRemoteInvalidation(), safePeer(id));
         Poller poller = pollers[nextPoller++ % pollers.length];
-        PollerDevice pd;
+        RdmaQueue q;
         try {
-            pd = poller.deviceFor(res);
-        } catch (RuntimeException ex) {
-            LOG.log(System.Logger.Level.ERROR, "cannot create CQ on " + device.name() + ": " + ex.getMessage());
-            return RejectReason.NO_RESOURCES;
-        }
-        if (!pd.reserveCq(cqEntries)) return RejectReason.NO_RESOURCES;
-        int slot = poller.allocateSlot();
-        if (slot < 0) {
-            pd.releaseCq(cqEntries);
-            return RejectReason.NO_RESOURCES;
-        }
-        RegisteredRegion recv = null;
-        RegisteredRegion resp = null;
-        QueuePair qp = null;
-        CommandQueue cq = null;
-        try {
-            int contexts = RdmaQueue.contextCount(depth);
-            recv = res.slabs().allocate((long) contexts * RdmaQueue.recvBufferSize(port.inCapsuleDataSize()));
-            resp = res.slabs().allocate((long) contexts * RdmaQueue.RESPONSE_SLOT);
-            qp = id.createQueuePair(new QpInitAttributes(res.protectionDomain(), pd.cq(), pd.cq(),
-                    new QpCapabilities(sendBudget, depth, 1, 1, 0), false));
-            boolean invalidate = config.remoteInvalidation() && res.supportsRemoteInvalidation();
-            RdmaQueue q = new RdmaQueue(poller, pd, metrics, id, qp, slot, port.portId(), data.qid(), depth,
-                    port.inCapsuleDataSize(), config.maxIoSize(), invalidate, sendBudget, readDepth, cqEntries,
-                    recv, resp, safePeer(id));
-            cq = acceptor.openQueue(port.portId(), data.qid(), depth, q);
-            if (cq == null) throw new IllegalStateException("core refused the queue");
-            q.attach(cq);
-            id.context(q);
-            poller.publish(q);
-            int rc = q.postInitialReceives();
-            if (rc != 0) throw new IllegalStateException("ibv_post_recv failed: errno " + rc);
-            byQpNum.put(qp.qpNum(), q);
-            open.add(q);
-            metrics.queuesOpen.incrementAndGet();
-            try {
-                id.accept(new ConnectionParameters(RdmaCmStatus.acceptPrivateData(depth), 0, readDepth, 1, 0, 7,
-                        false, 0));
-            } catch (RuntimeException ex) {
-                // Receives are posted: the queue must drain like any other.
-                LOG.log(System.Logger.Level.WARNING, "rdma_accept failed: " + ex.getMessage());
-                poller.submitCommand(p -> q.startDrain("accept failed", true));
-            }
-            LOG.log(System.Logger.Level.INFO, "accepted qid {0} depth {1} from {2} (poller {3}, read depth {4})",
-                    data.qid(), depth, q.peer(), poller.index(), readDepth);
-            return q;
+            q = RdmaQueue.open(params, id, poller, res, acceptor, metrics);
         } catch (RuntimeException ex) {
             LOG.log(System.Logger.Level.WARNING, "connect of qid " + data.qid() + " failed: " + ex.getMessage());
-            if (cq != null) cq.close();
-            id.context(null);
-            poller.freeSlot(slot);
-            if (qp != null) {
-                try {
-                    id.destroyQueuePair();
-                } catch (RuntimeException ignored) {
-                    // the id is destroyed right after the reject anyway
-                }
-            }
-            if (recv != null) res.slabs().release(recv);
-            if (resp != null) res.slabs().release(resp);
-            pd.releaseCq(cqEntries);
             return RejectReason.NO_RESOURCES;
         }
+        id.context(q);
+        byQpNum.put(q.queuePair().qpNum(), q);
+        open.add(q);
+        metrics.queuesOpen.incrementAndGet();
+        try {
+            id.accept(new ConnectionParameters(RdmaCmStatus.acceptPrivateData(depth), 0, readDepth, 1, 0, 7,
+                    false, 0));
+        } catch (RuntimeException ex) {
+            // Receives are posted: the queue must drain like any other.
+            LOG.log(System.Logger.Level.WARNING, "rdma_accept failed: " + ex.getMessage());
+            q.requestDrain("accept failed");
+        }
+        LOG.log(System.Logger.Level.INFO, "accepted qid {0} depth {1} from {2} (poller {3}, read depth {4})",
+                data.qid(), depth, params.peer(), poller.index(), readDepth);
+        return null;
     }
 
     // ------------------------------------------------------------------------------------------------------------
     // Release (after the poller drained the queue)
 
-    private void finishQueue(RdmaQueue q) {
-        try {
-            q.cmId().destroyQueuePair();
-        } catch (RuntimeException e) {
-            LOG.log(System.Logger.Level.WARNING, "rdma_destroy_qp: " + e.getMessage());
-        }
+    private void release(RdmaQueue q) {
+        q.release();
         try {
             q.cmId().close();
         } catch (RuntimeException e) {
@@ -408,18 +363,8 @@ public final class CmEventLoop implements Runnable {
         }
         byQpNum.values().remove(q);
         open.remove(q);
-        DeviceResources res = q.device().resources();
-        res.slabs().release(q.recvRegion());
-        res.slabs().release(q.responseRegion());
-        q.device().releaseCq(q.cqEntries());
-        q.poller().freeSlot(q.slot());
         metrics.queuesOpen.decrementAndGet();
         metrics.queuesClosed.increment();
-        try {
-            if (q.commandQueue() != null) q.commandQueue().close();
-        } catch (RuntimeException e) {
-            LOG.log(System.Logger.Level.WARNING, "closing core queue: " + e.getMessage());
-        }
     }
 
     // ------------------------------------------------------------------------------------------------------------
@@ -437,7 +382,7 @@ public final class CmEventLoop implements Runnable {
         }
         listeners.clear();
         for (RdmaQueue q : List.copyOf(open)) {
-            q.poller().submitCommand(p -> q.startDrain("target shutting down", true));
+            q.requestDrain("target shutting down");
         }
     }
 
