@@ -19,7 +19,8 @@
 # Environment: NVMF_CEPH_PORT (monitor port; default the first free one from 33000), NVMF_CEPH_OSD_BYTES (size of
 # the OSD's block file, sparse; default 4 GiB), NVMF_CEPH_OWNER_PID (start only: a watchdog stops the cluster
 # when that process is gone, so a killed test JVM leaves nothing running), NVMF_CEPH_TIMEOUT (seconds a start
-# step may wait for the cluster; default 90).
+# step may wait for the cluster; default 90), NVMF_CEPH_KEEP_LOGS (stop only: copy DIR/log to
+# $NVMF_CEPH_KEEP_LOGS/NAME-HHMMSS before DIR is deleted, to read a failed test's monitor and OSD logs).
 #
 # Memory: the OSD runs with a fixed 32 MiB BlueStore cache and osd_memory_target 512 MiB (the autotuner off); see
 # docs/rbd.md for what the two daemons use.
@@ -233,6 +234,10 @@ stop() {
   if [ -d "$DIR" ]; then
     [ -f "$CONF" ] || { log "$DIR holds no ceph.conf: not a test cluster, left alone"; exit 1; }
     stop_daemons
+    if [ -n "${NVMF_CEPH_KEEP_LOGS:-}" ]; then
+      mkdir -p "$NVMF_CEPH_KEEP_LOGS"
+      cp -r "$DIR/log" "$NVMF_CEPH_KEEP_LOGS/$(basename "$DIR")-$(date +%H%M%S)" || true
+    fi
     rm -rf "$DIR"
     log "stopped; $DIR removed"
   fi

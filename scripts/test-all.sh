@@ -5,7 +5,8 @@
 #   scripts/test-all.sh            # what CI runs (.ci/run)
 #
 # Environment: NVMF_BUILD_DIR (Maven output folder per module, default target), NVMF_SKIP_LAB=1 (unit and
-# integration tests only), NVMF_BUDGET (seconds for the whole run, default 2280 = 38 minutes: CI allows 40),
+# integration tests only), NVMF_BUDGET (seconds for the whole run, default 4800 = 80 minutes: CI stops a run at 90; the target is 40,
+# which the lab phase no longer meets: tests/lab/README.md, "Time"),
 # NVMF_UNIT_TIMEOUT (seconds for mvn verify, default 900), NVMF_LAB_TIMEOUT (seconds for the lab phase; default
 # what is left of the budget), NVMF_FORK_TIMEOUT (seconds one module's test JVM may run), CI=true (lab tests fail instead of skipping where the lab cannot run).
 set -uo pipefail
@@ -50,8 +51,8 @@ mid=$(date +%s)
 
 lab_rc=0
 # The lab runs even when unit tests failed (its results are worth having), but not after the unit phase
-# timed out: the two bounds together keep CI under 40 minutes.
-LAB_TIMEOUT=${NVMF_LAB_TIMEOUT:-$(( ${NVMF_BUDGET:-2280} - ($(date +%s) - T0) - 60 ))}
+# timed out: the two bounds together keep CI under its 90-minute limit.
+LAB_TIMEOUT=${NVMF_LAB_TIMEOUT:-$(( ${NVMF_BUDGET:-4800} - ($(date +%s) - T0) - 60 ))}
 [ "$LAB_TIMEOUT" -ge 120 ] || LAB_TIMEOUT=120
 if [ "$unit_rc" != 124 ] && [ -z "${NVMF_SKIP_LAB:-}" ]; then
   echo "==== test-all: VM lab tests (tag lab; bound ${LAB_TIMEOUT}s)"

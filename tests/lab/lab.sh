@@ -80,8 +80,8 @@ t1=$(date +%s.%N)
 STIMEOUT=$((TIMEOUT - 60))
 {
   echo "# written by tests/lab/lab.sh; sourced by the guest's boot.sh"
-  printf 'export LAB_SCENARIO=%q LAB_REPO=%q LAB_SCENARIO_TIMEOUT=%q LAB_JAVA_HOME=%q LAB_CLASSPATH=%q\n' \
-    "$SCEN" "$REPO" "$STIMEOUT" "$LAB_JAVA_HOME" "${LAB_CLASSPATH:-}"
+  printf 'export LAB_SCENARIO=%q LAB_REPO=%q LAB_SCENARIO_TIMEOUT=%q LAB_JAVA_HOME=%q LAB_CLASSPATH=%q LAB_TCG_THREAD=%q\n' \
+    "$SCEN" "$REPO" "$STIMEOUT" "$LAB_JAVA_HOME" "${LAB_CLASSPATH:-}" "${LAB_TCG_THREAD:-single}"
   for kv in "${ENVS[@]}"; do
     k=${kv%%=*}
     [[ $k =~ ^[A-Za-z_][A-Za-z0-9_]*$ ]] || { echo "lab: bad --env $kv" >&2; exit 2; }

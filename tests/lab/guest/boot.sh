@@ -48,6 +48,17 @@ if [ ! -f "$LAB_OUT/lab-env.sh" ]; then
 fi
 # shellcheck disable=SC1091
 . "$LAB_OUT/lab-env.sh"
+# Guest JVMs start with C1 only, one compiler thread and the serial collector unless a scenario measures the JIT
+# (perf-compare, aot-warmup and jit-control put the JDK's defaults back): under single-threaded TCG the C2 compiler
+# and G1's threads share one emulated CPU with the program, and a daemon's start to "ready:" took 110-127 s with the
+# defaults against 57-61 s with C1 and the serial collector (2026-12-01), and one C1 thread instead of the default
+# two took its CPU to "ready:" from 73-74 s to 55-61 s (2026-12-02; both loaded host; tests/lab/README.md).
+# LAB_GUEST_JVM=default keeps the defaults for every JVM of a run.
+LAB_JVM_ERRORFILE="$JAVA_TOOL_OPTIONS"
+if [ "${LAB_GUEST_JVM:-quick}" = quick ]; then
+  export JAVA_TOOL_OPTIONS="$JAVA_TOOL_OPTIONS -XX:TieredStopAtLevel=1 -XX:CICompilerCount=1 -XX:+UseSerialGC"
+fi
+export LAB_JVM_ERRORFILE
 # shellcheck source=lib.sh
 . "$LAB_REPO/tests/lab/guest/lib.sh"
 lab_result guest_boot_s "$BOOT_UPTIME"

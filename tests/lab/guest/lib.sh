@@ -33,6 +33,14 @@ lab_result() {
   lab_log "result $1=$2"
 }
 
+# lab_results KEY=VALUE...: several results at once, with one log line.
+lab_results() {
+  local IFS=' '
+  [ $# -gt 0 ] || return 0
+  printf '%s\n' "$@" >> "$LAB_OUT/results.properties"
+  lab_log "results $*"
+}
+
 # lab_elapsed T0: seconds since T0 (a value read from /proc/uptime), one decimal.
 lab_elapsed() { awk -v t0="$1" '{ printf "%.1f", $1 - t0 }' /proc/uptime; }
 
@@ -199,6 +207,56 @@ lab_common_setup() {
   ls /dev/infiniband
 }
 
+# --- the daemon (bin/nvmf-target) and its media -----------------------------------------------------------
+
+# lab_nvmf_command: sets the array LAB_NVMF to the command an operator runs: bin/nvmf-target when the build folder
+# NVMF_BUILD_DIR (default target) holds a packaged jar with the daemon runtime in it that is not older than the
+# compiled classes (grep on the zip's directory, not a JVM: that costs many seconds under TCG); else the same main
+# class from LAB_CLASSPATH (a build that was compiled but not packaged). Records the result `launcher`.
+lab_nvmf_command() {
+  local b=${NVMF_BUILD_DIR:-target} build jar
+  build=$LAB_REPO/target-daemon/$b
+  jar=$(ls "$build"/target-daemon-*.jar 2>/dev/null | head -n1)
+  if [ -n "$jar" ] && [ -d "$build/lib" ] && grep -qa 'dev/nvmf/target/daemon/DaemonRuntime.class' "$jar" && \
+     [ -z "$(find "$build/classes" -name '*.class' -newer "$jar" -print -quit 2>/dev/null)" ]; then
+    lab_result launcher bin/nvmf-target
+    LAB_NVMF=(env NVMF_BUILD_DIR="$b" NVMF_JAVA_HOME="$LAB_JAVA_HOME" NVMF_JAVA_OPTS="-XX:-UsePerfData"
+      "$LAB_REPO/bin/nvmf-target")
+  else
+    lab_result launcher classpath
+    lab_java_check || return 1
+    LAB_NVMF=("$LAB_JAVA_HOME/bin/java" --enable-native-access=ALL-UNNAMED -XX:-UsePerfData -cp "$LAB_CLASSPATH"
+      dev.nvmf.target.cli.Main)
+  fi
+}
+
+# lab_metric ADDRESS REGEX: the sum of the Prometheus sample lines at http://ADDRESS/metrics matching REGEX (awk),
+# as an integer (0 when none match).
+lab_metric() {
+  curl -s --max-time 20 "http://$1/metrics" | awk -v re="$2" '$0 ~ re && !/^#/ { s += $NF } END { printf "%d", s }'
+}
+
+# lab_scratch_fs DIR SIZE_MIB: an ext4 file system on a loop device (backed by the guest's tmpfs) mounted on DIR,
+# for file namespaces that need what a disk's file system gives (O_DIRECT, hole punching), which tmpfs on Linux 6.1
+# does not fully give (no O_DIRECT). Prints the loop device; lab_scratch_fs_remove DIR undoes it.
+lab_scratch_fs() {
+  local dir=$1 img loop
+  img=$LAB_RUN/scratch-$(echo "$dir" | tr / _).img
+  modprobe -a loop ext4 2>/dev/null
+  mkdir -p "$dir" && truncate -s "${2}M" "$img" || return 1
+  loop=$(losetup -f --show "$img") || return 1
+  timeout 120 mkfs.ext4 -q -F -E nodiscard "$loop" > "$LAB_LOGS/mkfs-scratch-${dir##*/}.log" 2>&1 || return 1
+  mount "$loop" "$dir" || return 1
+  echo "$loop"
+}
+lab_scratch_fs_remove() {
+  local loop
+  loop=$(findmnt -n -o SOURCE "$1" 2>/dev/null)
+  umount "$1" 2>/dev/null
+  [ -n "$loop" ] && losetup -d "$loop" 2>/dev/null
+  return 0
+}
+
 # --- kernel NVMe-oF target (nvmet, configfs): the reference ------------------------------------------------
 
 NVMET=/sys/kernel/config/nvmet
@@ -294,6 +352,90 @@ nvme_disconnect() {
   wait_for "! nvme_ctrl_for $1" 30 "controller for $1 removed"
 }
 
+# nvme_ns_dev_nsid NQN NSID: prints the block device of namespace NSID of subsystem NQN (as nvme_ns_dev: multipath
+# head or plain namespace, hidden per-path devices skipped). nvme_ns_dev_nsid_for NQN NSID [TIMEOUT_S] waits for it.
+nvme_ns_dev_nsid() {
+  local b n
+  for b in /sys/block/nvme*; do
+    n=${b##*/}
+    case $n in *c[0-9]*n*) continue ;; esac
+    [ "$(cat "$b/device/subsysnqn" 2>/dev/null)" = "$1" ] && [ "$(cat "$b/nsid" 2>/dev/null)" = "$2" ] \
+      && [ -b "/dev/$n" ] && { echo "/dev/$n"; return 0; }
+  done
+  return 1
+}
+nvme_ns_dev_nsid_for() {
+  wait_for "nvme_ns_dev_nsid $(printf %q "$1") $2" "${3:-60}" "block device of NSID $2 of $1" || return 1
+  nvme_ns_dev_nsid "$1" "$2"
+}
+
+# nvme_discovery_entries FILE: the entries of a discovery log as `nvme discover` printed it into FILE, one line
+# each: SUBTYPE|PORTID|TRADDR|TRSVCID|SUBNQN|TRTYPE|ADRFAM|TREQ|EFLAGS|RDMA_QPTYPE|RDMA_CMS, SUBTYPE one of nvm,
+# current (the current discovery subsystem), referral, or nvme-cli's own words; the others in nvme-cli's words.
+nvme_discovery_entries() {
+  awk '
+    function flush() { if (n) printf "%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s\n", st, pi, ta, sv, sn, tt, af, tq, ef, qp, cm }
+    { v = $0; sub(/^[^:]*: */, "", v); sub(/ +$/, "", v) }
+    /^=+Discovery Log Entry/ { flush(); n = 1; st = pi = ta = sv = sn = tt = af = tq = ef = qp = cm = ""; next }
+    /^subtype:/ { st = v; sub(/^nvme subsystem$/, "nvm", st); sub(/^current discovery subsystem$/, "current", st)
+                  sub(/^discovery subsystem referral$/, "referral", st) }
+    /^portid:/ { pi = v }
+    /^traddr:/ { ta = v }
+    /^trsvcid:/ { sv = v }
+    /^subnqn:/ { sn = v }
+    /^trtype:/ { tt = v }
+    /^adrfam:/ { af = v }
+    /^treq:/ { tq = v }
+    /^eflags:/ { ef = v }
+    /^rdma_qptype:/ { qp = v }
+    /^rdma_cms:/ { cm = v }
+    END { flush() }' "$1"
+}
+
+# nvme_id_results FILE PREFIX FIELD...: records the result PREFIX_FIELD for every FIELD, read from the "FIELD : VALUE"
+# lines of nvme-cli's id-ctrl / id-ns output saved in FILE (one process for all of them, as lab_results): a number
+# in decimal (nvme-cli prints some fields in hex, some in decimal), anything else as printed (subnqn); empty when
+# FILE has no such line (nvme-cli leaves out fields a flag says are not reported, e.g. NPWG when NSFEAT bit 4 is 0).
+nvme_id_results() {
+  local file=$1 prefix=$2 lines
+  shift 2
+  lines=$(awk -v want="$*" -v prefix="$prefix" '
+    function num(v,   i, n) {
+      if (v ~ /^0x[0-9a-fA-F]+$/) {
+        v = tolower(substr(v, 3)); n = 0
+        for (i = 1; i <= length(v); i++) n = n * 16 + index("0123456789abcdef", substr(v, i, 1)) - 1
+        return sprintf("%.0f", n)
+      }
+      return v ~ /^[0-9]+$/ ? sprintf("%.0f", v + 0) : v
+    }
+    BEGIN { n = split(want, w, " ") }
+    $2 == ":" && !($1 in seen) { v = $0; sub(/^[^:]*: */, "", v); sub(/[ \t]+$/, "", v); seen[$1] = v }
+    END { for (i = 1; i <= n; i++) printf "%s_%s=%s\n", prefix, w[i], (w[i] in seen) ? num(seen[w[i]]) : "" }
+  ' "$file")
+  local IFS=$'\n'
+  # shellcheck disable=SC2086 # one result per line
+  lab_results $lines
+}
+
+# nvme_feature NAME DEV FID [get-feature options...]: Get Features through nvme-cli (output in logs/NAME.log).
+# Prints the value the controller returned (dword 0 of the completion) in decimal, or "status:0xSTATUS" (nvme-cli's
+# status word: SC, SCT, More, DNR) when the controller refused it. Returns nvme-cli's exit status.
+nvme_feature() {
+  local name=$1 dev=$2 fid=$3 rc out
+  shift 3
+  timeout -k 5 30 nvme get-feature "$dev" -f "$fid" "$@" < /dev/null > "$LAB_LOGS/$name.log" 2>&1
+  rc=$?
+  out=$(< "$LAB_LOGS/$name.log")
+  if [ $rc -eq 0 ] && [[ $out =~ value:(0x)?([0-9a-fA-F]+) ]]; then
+    echo $((16#${BASH_REMATCH[2]}))
+  elif [[ $out =~ status.*\((0x[0-9a-fA-F]+)\) ]]; then
+    echo "status:${BASH_REMATCH[1]}"
+  else
+    echo "error:$rc"
+  fi
+  return $rc
+}
+
 # --- fio ---------------------------------------------------------------------------------------------------
 
 # fio_run NAME TIMEOUT_S FIO-OPTIONS...: runs one fio job (--name=NAME added) with terse and normal output
@@ -308,4 +450,229 @@ fio_run() {
   FIO_READ_IOPS=$(echo "$line" | cut -d';' -f8)
   FIO_WRITE_IOPS=$(echo "$line" | cut -d';' -f49)
   return $rc
+}
+
+# --- the daemon under faults: launcher, metrics, resources, link faults, memory ----------------------------------
+# (used by daemon-faults.sh, daemon-lifecycle.sh and soak.sh)
+
+# nvmf_daemon_cmd [JVM-OPTIONS]: sets NVMF_DAEMON (an array: the command before `serve --config FILE`) and
+# NVMF_LAUNCHER. bin/nvmf-target with the packaged build NVMF_BUILD_DIR (default target) when that build has the
+# daemon runtime in its jar and the jar is not older than the compiled classes (a stale jar would run old code; a
+# zip's directory holds the names uncompressed, so grep answers without a JVM start); otherwise the same main class
+# from LAB_CLASSPATH with the launcher's JVM options. JVM-OPTIONS (one string, split on spaces) go to the JVM.
+nvmf_daemon_cmd() {
+  local b=${NVMF_BUILD_DIR:-target} build jar opts=${1:-}
+  build=$LAB_REPO/target-daemon/$b
+  jar=$(ls "$build"/target-daemon-*.jar 2>/dev/null | head -n1)
+  if [ -n "$jar" ] && [ -d "$build/lib" ] && grep -qa 'dev/nvmf/target/daemon/DaemonRuntime.class' "$jar" && \
+     [ -z "$(find "$build/classes" -name '*.class' -newer "$jar" -print -quit 2>/dev/null)" ]; then
+    NVMF_LAUNCHER=bin/nvmf-target
+    NVMF_DAEMON=(env NVMF_BUILD_DIR="$b" NVMF_JAVA_HOME="$LAB_JAVA_HOME" NVMF_JAVA_OPTS="-XX:-UsePerfData $opts"
+      "$LAB_REPO/bin/nvmf-target")
+  else
+    NVMF_LAUNCHER=classpath
+    lab_java_check || return 1
+    # shellcheck disable=SC2206
+    NVMF_DAEMON=("$LAB_JAVA_HOME/bin/java" --enable-native-access=ALL-UNNAMED
+      -XX:-UsePerfData $opts -cp "$LAB_CLASSPATH" dev.nvmf.target.cli.Main)
+  fi
+}
+
+# nvmf_metric REGEX [ADDRESS]: the sum of the samples of the daemon's Prometheus endpoint (ADDRESS, default
+# $NVMF_METRICS or 127.0.0.1:9464) whose line matches REGEX (awk); 0 when none matches or the endpoint is down.
+nvmf_metric() {
+  curl -s --max-time 20 "http://${2:-${NVMF_METRICS:-127.0.0.1:9464}}/metrics" 2>/dev/null \
+    | awk -v re="$1" '$0 ~ re && !/^#/ { s += $NF } END { printf "%d", s }'
+}
+
+# nvmf_io_bytes SUBNQN [OPCODE]: bytes the daemon moved for subsystem SUBNQN's namespaces (nvmf_io_bytes_total,
+# every opcode, or only OPCODE: read, write...); monotonic while the daemon runs, for "I/O flows". Micrometer
+# writes a sample's labels sorted by name (nsid, opcode, subsystem), which the pattern relies on.
+nvmf_io_bytes() {
+  nvmf_metric "^nvmf_io_bytes_total\\{${2:+.*opcode=\"$2\"}.*subsystem=\"$1\""
+}
+
+# rdma_user_count RESOURCE: lines of `rdma resource show RESOURCE` (qp, cq, mr, pd, cm_id) owned by a user-space
+# process (a "pid N" field; the kernel's own, e.g. the host driver's, show "comm [nvme_rdma]" and no pid). In the
+# fault scenarios the daemon is the only user-space RDMA program, so this is the daemon's count, whichever of its
+# threads created the resource (the kernel records the creating thread, which may have ended).
+rdma_user_count() { timeout 10 rdma resource show "$1" 2>/dev/null | grep -cE ' pid [0-9]+ '; }
+
+# rdma_all_count RESOURCE: every line of `rdma resource show RESOURCE` (kernel and user) except rxe's own GSI QPs
+# and, for CQs, the idle CQs of the kernel's shared CQ pool ("users 0 ... comm [ib_core]"): the Linux host driver
+# takes its CQs from that per-device pool (ib_cq_pool_get), which keeps them until the device goes away. Seen in the
+# lab: two such CQs on rxe1 (the host's device) after the host's first connect, the same two after 100 more cycles.
+rdma_all_count() {
+  timeout 10 rdma resource show "$1" 2>/dev/null | grep -v ' type GSI ' \
+    | { if [ "$1" = cq ]; then grep -Ev ' users 0 .*comm \[ib_core\]'; else cat; fi; } | grep -c .
+}
+
+# rdma_counts: "qp=N cq=N mr=N pd=N cm_id=N" of user-space processes (rdma_user_count), on one line.
+rdma_counts() {
+  local r out=""
+  for r in qp cq mr pd cm_id; do out="$out${out:+ }$r=$(rdma_user_count $r)"; done
+  echo "$out"
+}
+
+# rdma_snapshot NAME: every `rdma resource show` table into logs/rdma-NAME.txt (for the diagnosis of a leak).
+rdma_snapshot() {
+  { for r in qp cq mr pd cm_id; do echo "# rdma resource show $r"; timeout 10 rdma resource show $r; done
+  } > "$LAB_LOGS/rdma-$1.txt" 2>&1
+}
+
+# link_loss on|off: every packet on both veth ends is lost (netem loss 100% as the root qdisc of va and vb), or
+# delivered again. (`ip link set down` would break rxe's addressing for the rest of the boot.)
+link_loss() {
+  local d
+  modprobe sch_netem 2>/dev/null
+  for d in va vb; do
+    if [ "$1" = on ]; then
+      tc qdisc replace dev "$d" root netem loss 100% || return 1
+    else
+      tc qdisc del dev "$d" root 2>/dev/null
+    fi
+  done
+  lab_log "link loss $1 (va, vb)"
+}
+
+# path_drop ADDRESS on|off: drops every IP packet from ADDRESS leaving vb (the hosts' side) and to ADDRESS leaving
+# va (the target's side): a host on that address stops talking, the others keep their path. RoCE v2 is UDP/IP, so
+# a u32 match on the address catches every packet of its QPs and of its CM.
+path_drop() {
+  local d m
+  modprobe -a sch_prio cls_u32 act_gact 2>/dev/null
+  for d in vb va; do
+    if [ "$2" = on ]; then
+      if [ "$d" = vb ]; then m=src; else m=dst; fi
+      tc qdisc replace dev "$d" root handle 1: prio || return 1
+      tc filter add dev "$d" parent 1: protocol ip prio 1 u32 match ip "$m" "$1/32" action drop || return 1
+    else
+      tc qdisc del dev "$d" root 2>/dev/null
+    fi
+  done
+  lab_log "path of $1 dropped: $2"
+}
+
+# lab_hold SECONDS WHAT: lets a fault last SECONDS of the guest clock (the fault's duration is the scenario's
+# parameter; this is not a wait for a condition).
+lab_hold() {
+  local t0
+  t0=$(cut -d' ' -f1 /proc/uptime)
+  lab_log "holding for ${1}s: $2"
+  while awk -v t0="$t0" -v l="$1" '{ exit !($1 - t0 < l) }' /proc/uptime; do sleep 0.2; done
+}
+
+# lab_add_host_addr ADDRESS: a second host address on vb (a second machine's own address: nvme-cli refuses a
+# second connect to one target address from a source address that has one), and waits for rxe1's GID of it.
+lab_add_host_addr() {
+  local hex
+  hex=$(echo "$1" | awk -F. '{ printf "%02x%02x:%02x%02x", $1, $2, $3, $4 }')
+  ip addr add "$1/24" dev vb || return 1
+  wait_for "grep -qi '${hex}' /sys/class/infiniband/rxe1/ports/1/gids/*" 30 "rxe1 GID for $1"
+}
+
+# nvme_ctrl_of SUBNQN HOSTNQN: the controller (nvmeX) of subsystem SUBNQN connected with that host NQN.
+nvme_ctrl_of() {
+  local c
+  for c in /sys/class/nvme/nvme*; do
+    [ "$(cat "$c/subsysnqn" 2>/dev/null)" = "$1" ] && [ "$(cat "$c/hostnqn" 2>/dev/null)" = "$2" ] \
+      && { basename "$c"; return 0; }
+  done
+  return 1
+}
+
+# nvme_ctrl_state CTRL: the host driver's state of nvmeX (live, resetting, connecting, deleting...), "gone".
+nvme_ctrl_state() { cat "/sys/class/nvme/$1/state" 2>/dev/null || echo gone; }
+
+# blk_writes DEV / blk_ios DEV: writes, and reads plus writes, completed on a block device (its /sys/block/X/stat,
+# plus its paths' if it is a native-multipath head). For a local disk (the kernel target's null_blk). In the lab
+# (6.1, native multipath) an NVMe-oF namespace's head and its /sys/block/X/multipath/* paths stayed at 0 while fio
+# ran: for those use nvmf_io_bytes, the daemon's own count.
+blk_stat_sum() {
+  local d=${2#/dev/}
+  cat "/sys/block/$d/stat" /sys/block/"$d"/multipath/*/stat 2>/dev/null | awk -v f="$1" '
+    { s += (f == "w") ? $5 : $1 + $5 } END { printf "%d\n", s }'
+}
+blk_writes() { blk_stat_sum w "$1"; }
+blk_ios() { blk_stat_sum rw "$1"; }
+
+# fio_rounds_bg NAME FIO-OPTIONS...: fio in rounds, in the background, until fio_rounds_stop NAME: each round is
+# one fio run of the options (write and verify: each round checks what it wrote), its result one line of
+# logs/NAME.log ("round N rc R errors E"), its output logs/NAME-N.log. A round that fails does not stop the rounds.
+fio_rounds_bg() {
+  local name=$1
+  shift
+  touch "$LAB_RUN/$name.run"
+  start_bg "$name" bash "$LAB_REPO/tests/lab/guest/fio-rounds.sh" "$LAB_RUN/$name.run" "$LAB_LOGS/$name" "$@"
+}
+
+# fio_rounds_stop NAME TIMEOUT_S: lets the round in progress finish, then sets ROUNDS (rounds run), ROUNDS_FAILED
+# (rounds with a non-zero exit status or error count) and ROUNDS_ERRORS (the error counts summed). Returns 0 if at
+# least one round ran and none failed.
+fio_rounds_stop() {
+  rm -f "$LAB_RUN/$1.run"
+  wait_for "! bg_alive $1" "$2" "fio rounds $1 end" || lab_log "fio rounds $1 still running after $2 s: stopping them"
+  stop_bg "$1" 10
+  fio_rounds_count "$1"
+  lab_log "fio rounds $1: $ROUNDS rounds, $ROUNDS_FAILED failed, $ROUNDS_ERRORS errors"
+  [ "$ROUNDS" -ge 1 ] && [ "$ROUNDS_FAILED" = 0 ]
+}
+
+# fio_rounds_count NAME: sets ROUNDS, ROUNDS_FAILED, ROUNDS_ERRORS from the rounds finished so far.
+fio_rounds_count() {
+  read -r ROUNDS ROUNDS_FAILED ROUNDS_ERRORS < <(awk '/^round / { n++; e += $6; if ($4 != 0 || $6 != 0) f++ }
+    END { printf "%d %d %d\n", n, f, e }' "$LAB_LOGS/$1.log" 2>/dev/null)
+  : "${ROUNDS:=0}" "${ROUNDS_FAILED:=0}" "${ROUNDS_ERRORS:=0}"
+}
+
+# proc_rss_kb PID: resident set size of a process in KiB.
+proc_rss_kb() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status" 2>/dev/null || echo 0; }
+
+# jvm_nmt PID LABEL: Native Memory Tracking of a JVM started with -XX:NativeMemoryTracking=summary
+# (`jcmd PID VM.native_memory summary`, no GC forced) into logs/nmt-LABEL.txt; prints one line of committed KiB per
+# category, "total=N java_heap=N class=N thread=N code=N gc=N compiler=N internal=N other=N symbol=N ...".
+jvm_nmt() {
+  timeout 120 "$LAB_JAVA_HOME/bin/jcmd" "$1" VM.native_memory summary > "$LAB_LOGS/nmt-$2.txt" 2>&1 || return 1
+  awk '
+    /^Total: / { if (match($0, /committed=[0-9]+KB/)) printf "total=%s", substr($0, RSTART + 10, RLENGTH - 12) }
+    /^-  *[A-Za-z].*\(reserved=/ {
+      name = $0; sub(/^- */, "", name); sub(/ *\(reserved=.*/, "", name); gsub(/[^A-Za-z]+/, "_", name)
+      if (match($0, /committed=[0-9]+KB/)) printf " %s=%s", tolower(name), substr($0, RSTART + 10, RLENGTH - 12)
+    }
+    END { print "" }' "$LAB_LOGS/nmt-$2.txt"
+}
+
+# kv KEY LINE: the value of KEY in a "k=v k=v" line (jvm_nmt, rdma_counts).
+kv() { echo "$2" | tr ' ' '\n' | awk -F= -v k="$1" '$1 == k { print $2 }'; }
+
+# --- scenarios in parts ------------------------------------------------------------------------------------------
+# A scenario of several parts (functions part_NAME, e.g. one boot for several faults) runs them with
+# lab_run_parts "NAME...". A part that fails calls `lab_part_fail NAME REASON; return`: the result NAME_failed=REASON
+# is recorded, the scenario's part_cleanup NAME runs if it defines one (stop what the part left running), and the
+# next part still runs; a part that held calls lab_part_ok NAME (result NAME_ok=1). Before each part the scenario's
+# part_precheck NAME runs if defined: a non-zero status fails the part with the reason it printed. Each part's wall
+# time is the result NAME_wall_s. lab_run_parts returns 1 if any part failed; LAB_PARTS_FAILED names them.
+LAB_PARTS_FAILED=""
+lab_part_fail() {
+  lab_log "PART $1 FAILED: $2"
+  lab_result "$1_failed" "$(echo "$2" | tr '\n=' ' :')"
+  LAB_PARTS_FAILED="$LAB_PARTS_FAILED $1"
+  rdma_snapshot "$1-failed"
+  if declare -F part_cleanup > /dev/null; then part_cleanup "$1"; fi
+  return 1
+}
+lab_part_ok() { lab_result "$1_ok" 1; lab_log "PART $1 passed"; }
+lab_run_parts() {
+  local p t0 why
+  for p in $1; do
+    lab_log "==== part $p"
+    t0=$(cut -d' ' -f1 /proc/uptime)
+    if declare -F part_precheck > /dev/null && ! why=$(part_precheck "$p"); then
+      lab_part_fail "$p" "not run: $why"
+    else
+      "part_$p"
+    fi
+    lab_result "${p}_wall_s" "$(lab_elapsed "$t0")"
+  done
+  [ -z "$LAB_PARTS_FAILED" ]
 }

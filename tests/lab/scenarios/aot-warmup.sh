@@ -16,6 +16,8 @@
 # Results: <off|on>_<round>_{listening_ms,ready_ms,cpu_at_ready_ms,aot_read,iops_<from>_<to>,iops,proc_cpu_ms,
 # jit_cpu_ms,fio_err}; the table: aot-table.md in the results folder (and on stdout).
 . "$LAB_REPO/tests/lab/guest/lib.sh"
+# This scenario measures the JIT: every JVM of it runs with the JDK's defaults (boot.sh sets C1 only for the others).
+export JAVA_TOOL_OPTIONS="${LAB_JVM_ERRORFILE:-$JAVA_TOOL_OPTIONS}"
 set -u
 NQN=nqn.2024-01.dev.nvmf:aot-warmup
 PORT=4420

@@ -308,7 +308,9 @@ wait_for "[ \$(writes_done $A1) -ge $((WA + 20)) ] && [ \$(writes_done $B1) -ge 
   "I/O flowing on A and B" || lab_die "fio did not start"
 bg_alive fio-b-disc || lab_die "B's fio ended before the disconnect"
 lab_result disconnect_during_io 1
-run_step nvme-disconnect-b 60 nvme disconnect -d "$CB" || lab_die "nvme disconnect -d $CB"
+# 180 s: a host in an error recovery of its own waits out its 30-s I/O timeout first (tests/lab/README.md, "Host I/O
+# stalls").
+run_step nvme-disconnect-b 180 nvme disconnect -d "$CB" || lab_die "nvme disconnect -d $CB"
 wait_for "! ctrl_for_host $HOSTB" 60 "controller of host B removed" || lab_die "B's controller still there"
 fio_wait fio-b-disc 120
 lab_result disconnect_fio_error "$FIO_ERRORS"
@@ -322,7 +324,7 @@ wait_for "[ \$(metric '^nvmf_controllers\\{.*subsystem=\"$NQN\"') = 1 ]" 60 "dae
   || lab_die "daemon still counts $(metric "^nvmf_controllers\\{.*subsystem=\"$NQN\"") controllers"
 
 # --- the end: A disconnects, the daemon is idle, SIGTERM -------------------------------------------------------
-run_step nvme-disconnect-a 60 nvme disconnect -d "$CA" || lab_die "nvme disconnect -d $CA"
+run_step nvme-disconnect-a 180 nvme disconnect -d "$CA" || lab_die "nvme disconnect -d $CA"
 wait_for "! ctrl_for_host $HOSTA" 60 "controller of host A removed" || lab_die "A's controller still there"
 # rdma resource shows the creating thread's id: match every thread of the daemon's JVM.
 # The launcher execs java: the background pid is the JVM's.

@@ -10,6 +10,7 @@
 #
 # Environment: NVMF_BUILD_DIR (the Maven output folder bin/nvmf-target looks in; default target). When that
 # build has no packaged jar, the same main class runs from LAB_CLASSPATH with the launcher's JVM options.
+# LAB_DAEMON_SRQ=true serves with transport.srq (a shared receive queue per poller on rxe0; default false).
 # Results: launcher, daemon_ready, notify_ready, discover_ok, connect_ok, verify_ok, metrics_write_bytes,
 # metrics_ok, reload_ok, notify_reloading, ns2_visible, verify_after_reload_ok, verify_ns2_ok,
 # sigterm_exit, notify_stopping, host_saw_loss, daemon_log_drained, leftover_qp, leftover_cm_id.
@@ -51,6 +52,8 @@ ports:
     traddr: $LAB_TARGET_ADDR
     trsvcid: $PORT
     subsystems: [$NQN]
+transport:
+  srq: ${LAB_DAEMON_SRQ:-false}
 metrics:
   enabled: true
   listen: $METRICS
@@ -76,20 +79,10 @@ while True:
 ' "$NOTIFY" "$NOTIFY_LOG"
 wait_for "[ -S $NOTIFY ]" 30 "notify socket bound" || lab_die "notify socket"
 
-B=${NVMF_BUILD_DIR:-target}
-JAR=$(ls "$LAB_REPO/target-daemon/$B"/target-daemon-*.jar 2>/dev/null | head -n1)
-# The launcher, when that build is packaged and has the daemon runtime in it (not an older package).
-if [ -n "$JAR" ] && [ -d "$LAB_REPO/target-daemon/$B/lib" ] && \
-   "$LAB_JAVA_HOME/bin/jar" tf "$JAR" 2>/dev/null | grep -q 'dev/nvmf/target/daemon/DaemonRuntime.class'; then
-  lab_result launcher bin/nvmf-target
-  start_bg daemon env NOTIFY_SOCKET="$NOTIFY" NVMF_BUILD_DIR="$B" NVMF_JAVA_HOME="$LAB_JAVA_HOME" \
-    NVMF_JAVA_OPTS="-XX:-UsePerfData" "$LAB_REPO/bin/nvmf-target" serve --config "$CFG"
-else
-  lab_result launcher classpath
-  lab_java_check || lab_die "no java"
-  start_bg daemon env NOTIFY_SOCKET="$NOTIFY" "$LAB_JAVA_HOME/bin/java" --enable-native-access=ALL-UNNAMED \
-    -XX:-UsePerfData -cp "$LAB_CLASSPATH" dev.nvmf.target.cli.Main serve --config "$CFG"
-fi
+# The launcher, when that build is packaged and has the daemon runtime in it (not an older package); else the same
+# main class from the class path (lib.sh: lab_nvmf_command).
+lab_nvmf_command || lab_die "no java"
+start_bg daemon env NOTIFY_SOCKET="$NOTIFY" "${LAB_NVMF[@]}" serve --config "$CFG"
 wait_for "grep -q '^READY=1' $NOTIFY_LOG || ! bg_alive daemon" 120 "READY=1 from the daemon" 
 grep -q '^READY=1' "$NOTIFY_LOG" || { tail -n 40 "$LAB_LOGS/daemon.log" >&2; lab_die "daemon did not report READY=1"; }
 lab_result notify_ready 1
@@ -117,6 +110,11 @@ lab_result metrics_write_bytes "${WB:-none}"
 awk -v w="${WB:-0}" 'BEGIN { exit !(w + 0 >= 8388608) }' || lab_die "metrics: write bytes $WB < the 8 MiB fio wrote"
 grep -q '^nvmf_io_latency_seconds_bucket{.*opcode="read"' "$LAB_LOGS/metrics-1.txt" || lab_die "no read latency buckets"
 lab_result metrics_ok 1
+if [ "${LAB_DAEMON_SRQ:-false}" = true ]; then
+  grep -q 'shared receive queue of' "$LAB_LOGS/daemon.log" \
+    || lab_die "transport.srq: the daemon's log shows no shared receive queue"
+  lab_result srq_in_use 1
+fi
 
 # Reload: namespace 2 appears in the YAML; SIGHUP.
 write_config "$NS1

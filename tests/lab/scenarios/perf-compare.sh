@@ -23,13 +23,16 @@
 #
 # Environment: PERF_RUNTIME (seconds per job, default 8), PERF_WARMUP (seconds of warm-up of the kernel target,
 # default 6), PERF_DAEMON_WARMUP (of the daemon, default 24: its JIT compiles under emulation), PERF_SIZE_MB
-# (the range fio touches, default 256), PERF_PERFTEST (0 skips the link ceiling), PERF_AOT (0: the daemon starts
+# (the range fio touches, default 256), PERF_PERFTEST (0 skips the link ceiling), PERF_TRANSPORT (the daemon's
+# transport keys, below), PERF_AOT (0: the daemon starts
 # without the AOT cache; default: with it when the build trained one), NVMF_BUILD_DIR (the Maven
 # output folder bin/nvmf-target looks in; without a packaged jar the daemon's main class runs from LAB_CLASSPATH).
 # Results (results.properties): <target>_<job>_{iops,mbps,ios,err,clat_mean_us,clat_p50_us,clat_p99_us,
 # guest_cpu_us_per_io}, daemon_<job>_{proc,poller,jit}_cpu_us_per_io, daemon_aot_cache, link_write4k_{mbps,msgs},
 # link_read4k_{mbps,msgs}, jobs_ok; the table: perf-table.md in the results folder (and on stdout).
 . "$LAB_REPO/tests/lab/guest/lib.sh"
+# This scenario measures the JIT: every JVM of it runs with the JDK's defaults (boot.sh sets C1 only for the others).
+export JAVA_TOOL_OPTIONS="${LAB_JVM_ERRORFILE:-$JAVA_TOOL_OPTIONS}"
 set -u
 KNQN=nqn.2024-01.dev.nvmf:perf-kernel
 DNQN=nqn.2024-01.dev.nvmf:perf-daemon
@@ -177,7 +180,17 @@ link_ceiling() {
 
 # --- both targets up: the daemon's JVM starts while the kernel target is set up and warmed ---------------------
 
+# PERF_TRANSPORT: the daemon's transport keys, "key: value" pairs separated by commas (for example
+# "busy_poll: 0us, zero_copy: true"), to compare settings run after run; the defaults when unset.
+TRANSPORT_YAML=""
+if [ -n "${PERF_TRANSPORT:-}" ]; then
+  TRANSPORT_YAML="transport:"
+  IFS=',' read -ra PERF_KV <<< "$PERF_TRANSPORT"
+  for kv in "${PERF_KV[@]}"; do TRANSPORT_YAML+=$'\n'"  ${kv# }"; done
+fi
+lab_result daemon_transport "${PERF_TRANSPORT:-defaults}"
 cat > "$CFG" <<YAML
+$TRANSPORT_YAML
 subsystems:
   - nqn: $DNQN
     allow_any_host: true

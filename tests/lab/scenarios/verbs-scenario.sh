@@ -1,7 +1,7 @@
 #!/bin/bash
-# The Java verbs conformance scenario (dev.nvmf.tests.verbs.VerbsScenario, in tests/src/main/java) on the
-# guest's Soft-RoCE devices rxe0 (10.77.0.1) and rxe1 (10.77.0.2), run with this build's classes
-# (LAB_CLASSPATH). It prints "VERBS-SCENARIO: PASS" on success.
+# The Java verbs conformance scenario (dev.nvmf.verbs.selftest.VerbsScenario, in verbs-ffm's main code: the
+# product's `nvmf-target selftest` runs it too) on the guest's Soft-RoCE devices rxe0 (10.77.0.1) and rxe1
+# (10.77.0.2), run with this build's classes (LAB_CLASSPATH). It prints "VERBS-SCENARIO: PASS" on success.
 #
 # Environment: VERBS_MAIN (main class; default above), VERBS_ARGS (arguments, split on spaces; default
 # "ffm 10.77.0.1 10.77.0.2 4791 60000": the FFM provider, server and client addresses, the CM port, and a
@@ -9,7 +9,7 @@
 # Results: verbs_exit, verbs_pass, verbs_java_s.
 . "$LAB_REPO/tests/lab/guest/lib.sh"
 set -u
-MAIN=${VERBS_MAIN:-dev.nvmf.tests.verbs.VerbsScenario}
+MAIN=${VERBS_MAIN:-dev.nvmf.verbs.selftest.VerbsScenario}
 # shellcheck disable=SC2206
 ARGS=(${VERBS_ARGS:-ffm $LAB_TARGET_ADDR $LAB_HOST_ADDR 4791 60000})
 

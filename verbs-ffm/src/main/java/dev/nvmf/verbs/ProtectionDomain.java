@@ -24,6 +24,15 @@ public interface ProtectionDomain extends AutoCloseable {
      */
     MemoryWindow allocateMemoryWindow();
 
+    /**
+     * Creates a shared receive queue of at least {@code maxWr} receives of up to {@code maxSge} entries each
+     * (ibv_create_srq), for QPs of this PD ({@link QpInitAttributes#srq()}). Control path.
+     *
+     * @throws VerbsException EINVAL beyond the device's max_srq_wr / max_srq_sge, ENOSYS or EOPNOTSUPP when the
+     *                        device has no SRQs (max_srq 0)
+     */
+    SharedReceiveQueue createSharedReceiveQueue(int maxWr, int maxSge);
+
     @Override
     void close();
 }

@@ -94,6 +94,16 @@ public interface BlockBackend extends AutoCloseable {
         return sizeBytes();
     }
 
+    /**
+     * The medium as native memory that a transport may register and move data straight into and out of (a RAM
+     * namespace), or null (the default: files, block devices, RBD, which keep the transport's buffered path). A
+     * backend that returns one treats its {@link MemoryMedium#segment()} passed as the buffer of {@link #read} or
+     * {@link #write} as "the data is already in place at offset": nothing is copied.
+     */
+    default MemoryMedium memoryMedium() {
+        return null;
+    }
+
     @Override
     void close();
 }

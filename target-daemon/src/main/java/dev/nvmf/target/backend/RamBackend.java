@@ -21,8 +21,9 @@ public final class RamBackend implements BlockBackend {
     /** Zero source for Write Zeroes and Deallocate: copying from it allocates nothing (unlike asSlice().fill()). */
     private static final long ZERO_CHUNK = 64 * 1024;
 
-    private final Arena arena;
     private final MemorySegment memory;
+    /** The memory and who holds it: freed when the last hold goes, never before a transport deregistered it. */
+    private final MemoryMedium medium;
     private final MemorySegment zeroes;
     private final long sizeBytes;
     private final boolean readOnly;
@@ -43,14 +44,16 @@ public final class RamBackend implements BlockBackend {
         if (sizeBytes <= 0) {
             throw new IllegalArgumentException("RAM backend size must be positive: " + sizeBytes);
         }
-        this.arena = Arena.ofShared();
+        Arena arena = Arena.ofShared();
         try {
+            // Page-aligned: a device registers whole pages (ibv_reg_mr(3)) and the transport may register it.
             this.memory = arena.allocate(sizeBytes, 4096);
             this.zeroes = arena.allocate(ZERO_CHUNK, 4096);
         } catch (RuntimeException | Error e) {
             arena.close();
             throw e;
         }
+        this.medium = new MemoryMedium(arena, memory);
         this.sizeBytes = sizeBytes;
         this.readOnly = readOnly;
     }
@@ -70,10 +73,20 @@ public final class RamBackend implements BlockBackend {
         return "ram";
     }
 
+    /** The memory itself: a transport may register it and move data straight in and out ({@link #read}). */
+    @Override
+    public MemoryMedium memoryMedium() {
+        return medium;
+    }
+
+    /**
+     * Copies the range into {@code destination}; when {@code destination} is the medium itself ({@link
+     * MemoryMedium#segment()}) the transport sends the bytes from where they are, and nothing is copied.
+     */
     @Override
     public void read(long offset, MemorySegment destination, int length, Object attachment, BackendCallback callback) {
         int status = checkTransfer(offset, destination, length);
-        if (status == 0) {
+        if (status == 0 && destination != memory) {
             try {
                 MemorySegment.copy(memory, offset, destination, 0, length);
             } catch (IllegalStateException | IndexOutOfBoundsException e) {
@@ -88,7 +101,8 @@ public final class RamBackend implements BlockBackend {
     public void write(long offset, MemorySegment source, int length, boolean forceUnitAccess, Object attachment,
                       BackendCallback callback) {
         int status = readOnly ? -Errno.EROFS : checkTransfer(offset, source, length);
-        if (status == 0) {
+        // The medium itself as the source: the transport already put the host's bytes in place (zero copy).
+        if (status == 0 && source != memory) {
             try {
                 // Memory is the medium: FUA has nothing further to wait for.
                 MemorySegment.copy(source, 0, memory, offset, length);
@@ -156,12 +170,15 @@ public final class RamBackend implements BlockBackend {
         return Ranges.check(offset, length, sizeBytes);
     }
 
-    /** Frees the memory. Operations issued afterwards complete with {@code -ENODEV}. Idempotent. */
+    /**
+     * Operations issued afterwards complete with {@code -ENODEV}; the memory is freed at once, or, while a
+     * transport has it registered, once that transport deregistered it ({@link MemoryMedium}). Idempotent.
+     */
     @Override
     public synchronized void close() {
         if (!closed) {
             closed = true;
-            arena.close();
+            medium.retire();
         }
     }
 }

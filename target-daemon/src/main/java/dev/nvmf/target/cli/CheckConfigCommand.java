@@ -1,44 +1,44 @@
 package dev.nvmf.target.cli;
 
+import java.io.PrintWriter;
 import java.nio.file.Path;
-import java.util.concurrent.Callable;
 
+import dev.nvmf.target.cli.CommandSpec.Type;
 import dev.nvmf.target.config.ConfigDiff;
 import dev.nvmf.target.config.ConfigError;
 import dev.nvmf.target.config.ConfigException;
 import dev.nvmf.target.config.ConfigLoader;
 import dev.nvmf.target.config.ConfigWriter;
 import dev.nvmf.target.service.ExitCodes;
-import picocli.CommandLine;
-import picocli.CommandLine.Command;
-import picocli.CommandLine.Option;
-import picocli.CommandLine.Parameters;
 
-@Command(name = "check-config", mixinStandardHelpOptions = true,
-        description = {"Validates a configuration file and prints the effective configuration, every default "
-                + "filled in. Errors go to stderr as FILE:LINE:COLUMN: KEY.PATH: message; exit code 4."})
-final class CheckConfigCommand implements Callable<Integer> {
-    @CommandLine.Spec
-    CommandLine.Model.CommandSpec spec;
+/** {@code nvmf-target check-config}: validates a file and prints the effective configuration. */
+final class CheckConfigCommand implements CliCommand {
+    static final CommandSpec SPEC = CommandSpec.command("nvmf-target check-config",
+                    "validate a configuration file and print it with every default",
+                    "Validates a configuration file and prints the effective configuration, every default filled "
+                            + "in. Errors go to stderr as FILE:LINE:COLUMN: KEY.PATH: message; exit code 4.")
+            .parameter("FILE", Type.PATH, "the YAML configuration")
+            .flag(null, "--no-device-check", "do not check that device and file paths exist (for a file prepared "
+                    + "on another machine)")
+            .flag("-q", "--quiet", "print nothing on success")
+            .option(null, "--diff-against", Type.PATH, "RUNNING", null, "also print what a reload from RUNNING to "
+                    + "FILE would change");
 
-    @Parameters(index = "0", paramLabel = "FILE", description = "the YAML configuration")
     Path file;
-
-    @Option(names = "--no-device-check", description = "do not check that device and file paths exist "
-            + "(for a file prepared on another machine)")
     boolean noDeviceCheck;
-
-    @Option(names = {"-q", "--quiet"}, description = "print nothing on success")
     boolean quiet;
-
-    @Option(names = "--diff-against", paramLabel = "RUNNING", description = "also print what a reload from "
-            + "RUNNING to FILE would change")
     Path against;
 
     @Override
-    public Integer call() {
-        var out = spec.commandLine().getOut();
-        var err = spec.commandLine().getErr();
+    public void bind(Arguments arguments) {
+        file = arguments.path("FILE");
+        noDeviceCheck = arguments.flag("--no-device-check");
+        quiet = arguments.flag("--quiet");
+        against = arguments.path("--diff-against");
+    }
+
+    @Override
+    public int call(PrintWriter out, PrintWriter err) {
         ConfigLoader.Options options = noDeviceCheck ? ConfigLoader.Options.NO_DEVICE_CHECK
                 : ConfigLoader.Options.DEFAULT;
         ConfigLoader.Result result;

@@ -2,7 +2,6 @@ package dev.nvmf.target.cli;
 
 import java.io.PrintWriter;
 import java.util.List;
-import java.util.concurrent.Callable;
 import java.util.function.Supplier;
 
 import dev.nvmf.target.service.ExitCodes;
@@ -10,18 +9,16 @@ import dev.nvmf.verbs.DeviceAttributes;
 import dev.nvmf.verbs.DeviceInfo;
 import dev.nvmf.verbs.PortAttributes;
 import dev.nvmf.verbs.RdmaProvider;
-import picocli.CommandLine;
-import picocli.CommandLine.Command;
 
-@Command(name = "devices", mixinStandardHelpOptions = true,
-        description = {"Lists RDMA devices as rdma-core sees them: ports, link layer, state, MTU, GIDs "
-                + "(addresses) and the device limits the target sizes itself from."})
-final class DevicesCommand implements Callable<Integer> {
+/** {@code nvmf-target devices}: the RDMA devices, their ports, GIDs and limits. */
+final class DevicesCommand implements CliCommand {
+    static final CommandSpec SPEC = CommandSpec.command("nvmf-target devices",
+            "list the RDMA devices, ports and addresses the daemon sees",
+            "Lists RDMA devices as rdma-core sees them: ports, link layer, state, MTU, GIDs (addresses) and the "
+                    + "device limits the target sizes itself from.");
+
     /** The FFM provider; loaded by name so this command reports a missing rdma-core cleanly. */
     static final String FFM_PROVIDER = "dev.nvmf.verbs.ffm.FfmProvider";
-
-    @CommandLine.Spec
-    CommandLine.Model.CommandSpec spec;
 
     private final Supplier<RdmaProvider> providers;
 
@@ -43,13 +40,17 @@ final class DevicesCommand implements Callable<Integer> {
     }
 
     @Override
-    public Integer call() {
-        PrintWriter out = spec.commandLine().getOut();
+    public void bind(Arguments arguments) {
+        // no options
+    }
+
+    @Override
+    public int call(PrintWriter out, PrintWriter err) {
         List<DeviceInfo> devices;
         try (RdmaProvider provider = providers.get()) {
             devices = provider.listDevices();
         } catch (RuntimeException | LinkageError e) {
-            spec.commandLine().getErr().println("nvmf-target: the RDMA stack is unavailable: " + e.getMessage()
+            err.println("nvmf-target: the RDMA stack is unavailable: " + e.getMessage()
                     + " (is rdma-core's libibverbs installed?)");
             return ExitCodes.UNAVAILABLE;
         }

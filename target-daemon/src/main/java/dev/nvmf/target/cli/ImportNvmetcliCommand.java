@@ -1,42 +1,42 @@
 package dev.nvmf.target.cli;
 
 import java.io.IOException;
+import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
-import java.util.concurrent.Callable;
 
+import dev.nvmf.target.cli.CommandSpec.Type;
 import dev.nvmf.target.config.ConfigError;
 import dev.nvmf.target.config.ConfigException;
 import dev.nvmf.target.config.NvmetcliImporter;
 import dev.nvmf.target.service.ExitCodes;
-import picocli.CommandLine;
-import picocli.CommandLine.Command;
-import picocli.CommandLine.Option;
-import picocli.CommandLine.Parameters;
 
-@Command(name = "import-nvmetcli", mixinStandardHelpOptions = true,
-        description = {"Converts a Linux kernel target configuration saved by 'nvmetcli save' (config.json) into "
-                + "this target's YAML: hosts, ports, subsystems, namespaces, allowed hosts. What this target does "
-                + "not support is left out with a warning on stderr."})
-final class ImportNvmetcliCommand implements Callable<Integer> {
-    @CommandLine.Spec
-    CommandLine.Model.CommandSpec spec;
+/** {@code nvmf-target import-nvmetcli}: the kernel target's saved configuration as this target's YAML. */
+final class ImportNvmetcliCommand implements CliCommand {
+    static final CommandSpec SPEC = CommandSpec.command("nvmf-target import-nvmetcli",
+                    "convert nvmetcli's config.json (the kernel target) into this target's YAML",
+                    "Converts a Linux kernel target configuration saved by 'nvmetcli save' (config.json) into this "
+                            + "target's YAML: hosts, ports, subsystems, namespaces, allowed hosts. What this target "
+                            + "does not support is left out with a warning on stderr.")
+            .parameter("FILE.json", Type.PATH, "nvmetcli's saved configuration, e.g. /etc/nvmet/config.json")
+            .option("-o", "--output", Type.PATH, "FILE.yaml", null, "write here instead of stdout")
+            .flag(null, "--force", "overwrite the output file if it exists");
 
-    @Parameters(index = "0", paramLabel = "FILE.json", description = "nvmetcli's saved configuration, e.g. "
-            + "/etc/nvmet/config.json")
     Path file;
-
-    @Option(names = {"-o", "--output"}, paramLabel = "FILE.yaml", description = "write here instead of stdout")
     Path output;
-
-    @Option(names = "--force", description = "overwrite the output file if it exists")
     boolean force;
 
     @Override
-    public Integer call() {
-        var err = spec.commandLine().getErr();
+    public void bind(Arguments arguments) {
+        file = arguments.path("FILE.json");
+        output = arguments.path("--output");
+        force = arguments.flag("--force");
+    }
+
+    @Override
+    public int call(PrintWriter out, PrintWriter err) {
         NvmetcliImporter.Result result;
         try {
             result = NvmetcliImporter.importFile(file);
@@ -50,7 +50,7 @@ final class ImportNvmetcliCommand implements Callable<Integer> {
             err.println("warning: " + w);
         }
         if (output == null) {
-            spec.commandLine().getOut().print(result.yaml());
+            out.print(result.yaml());
             return ExitCodes.OK;
         }
         try {

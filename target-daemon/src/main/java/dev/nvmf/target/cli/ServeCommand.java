@@ -1,19 +1,21 @@
 package dev.nvmf.target.cli;
 
+import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.ServiceLoader;
-import java.util.concurrent.Callable;
 import java.util.logging.Logger;
 
+import dev.nvmf.target.cli.CommandSpec.Type;
 import dev.nvmf.target.config.ConfigError;
 import dev.nvmf.target.config.ConfigException;
 import dev.nvmf.target.config.ConfigLoader;
 import dev.nvmf.target.config.LoggingSection;
 import dev.nvmf.target.config.TargetConfig;
 import dev.nvmf.target.metrics.TargetMetrics;
+import dev.nvmf.target.service.ControlSocket;
 import dev.nvmf.target.service.DryRunRuntime;
 import dev.nvmf.target.service.ExitCodes;
 import dev.nvmf.target.service.LogSetup;
@@ -21,44 +23,58 @@ import dev.nvmf.target.service.SdNotify;
 import dev.nvmf.target.service.TargetRuntime;
 import dev.nvmf.target.service.TargetRuntimeFactory;
 import dev.nvmf.target.service.TargetService;
-import picocli.CommandLine.Command;
-import picocli.CommandLine.Option;
 
-@Command(name = "serve", mixinStandardHelpOptions = true,
-        description = {"Runs the target in the foreground (systemd Type=notify). SIGHUP reloads the configuration "
-                + "file (a bad file is refused and the running configuration stays); SIGTERM or SIGINT stops in "
-                + "order and exits 0."})
-final class ServeCommand implements Callable<Integer> {
-    private static final Logger LOG = Logger.getLogger(ServeCommand.class.getName());
+/** {@code nvmf-target serve}: the daemon, in the foreground (the systemd unit's ExecStart). */
+final class ServeCommand implements CliCommand {
+    static final CommandSpec SPEC = CommandSpec.command("nvmf-target serve",
+                    "run the target (in the foreground; systemd Type=notify)",
+                    "Runs the target in the foreground (systemd Type=notify). SIGHUP reloads the configuration file "
+                            + "(a bad file is refused and the running configuration stays); SIGTERM or SIGINT stops "
+                            + "in order and exits 0.")
+            .requiredOption("-c", "--config", Type.PATH, "FILE", "the YAML configuration")
+            .flag(null, "--dry-run", "validate, serve metrics, answer signals and sd_notify, but serve no storage "
+                    + "(logs what it would do)")
+            .option(null, "--runtime", Type.STRING, "NAME", null, "which target runtime to use when several are "
+                    + "installed")
+            .option(null, "--control-socket", Type.STRING, "PATH", null, "the local socket nvmf-target ana "
+                    + "reaches this daemon on (default: $RUNTIME_DIRECTORY/control.sock under systemd, else "
+                    + "/run/nvmf-target/control.sock; 'none' for none). Given explicitly, a socket that cannot be "
+                    + "bound fails the start; the default one is only warned about")
+            .option(null, "--stop-timeout", Type.INT, "SECONDS", "30", "how long an orderly stop may drain queues, "
+                    + "in seconds (keep below systemd's TimeoutStopSec)");
 
-    @Option(names = {"-c", "--config"}, required = true, paramLabel = "FILE", description = "the YAML configuration")
+    /** The logger, made when serve runs: parsing another command's arguments starts no logging. */
+    private static final class Log {
+        static final Logger LOG = Logger.getLogger(ServeCommand.class.getName());
+    }
+
     Path config;
-
-    @Option(names = "--dry-run", description = "validate, serve metrics, answer signals and sd_notify, but serve "
-            + "no storage (logs what it would do)")
     boolean dryRun;
-
-    @Option(names = "--runtime", paramLabel = "NAME", description = "which target runtime to use when several are "
-            + "installed")
     String runtimeName;
-
-    @Option(names = "--stop-timeout", paramLabel = "SECONDS", defaultValue = "30",
-            description = "how long an orderly stop may drain queues (default ${DEFAULT-VALUE}s; keep below "
-                    + "systemd's TimeoutStopSec)")
+    String controlSocket;
     int stopTimeoutSeconds;
 
     @Override
-    public Integer call() {
+    public void bind(Arguments arguments) {
+        config = arguments.path("--config");
+        dryRun = arguments.flag("--dry-run");
+        runtimeName = arguments.string("--runtime");
+        controlSocket = arguments.string("--control-socket");
+        stopTimeoutSeconds = arguments.integer("--stop-timeout");
+    }
+
+    @Override
+    public int call(PrintWriter out, PrintWriter err) {
         LogSetup.configure(LoggingSection.defaults(), System.getenv(), System.err);
         SdNotify notify = SdNotify.fromEnvironment();
         TargetConfig cfg;
         try {
             ConfigLoader.Result result = ConfigLoader.load(config);
-            result.warnings().forEach(w -> LOG.warning("configuration warning: " + w));
+            result.warnings().forEach(w -> Log.LOG.warning("configuration warning: " + w));
             cfg = result.config();
         } catch (ConfigException e) {
             for (ConfigError error : e.errors()) {
-                LOG.severe("invalid configuration: " + error);
+                Log.LOG.severe("invalid configuration: " + error);
             }
             notify.status("invalid configuration: " + e.errors().get(0));
             return ExitCodes.CONFIG;
@@ -79,7 +95,7 @@ final class ServeCommand implements Callable<Integer> {
                 }
             }
             if (chosen == null) {
-                LOG.severe(factories.isEmpty()
+                Log.LOG.severe(factories.isEmpty()
                         ? "this build has no target runtime yet; 'serve --dry-run' exercises configuration, "
                           + "reload, signals, sd_notify and metrics without serving"
                         : "no target runtime named '" + runtimeName + "'; installed: "
@@ -92,6 +108,10 @@ final class ServeCommand implements Callable<Integer> {
         TargetService service = new TargetService(config, runtime, metrics, notify,
                 Duration.ofSeconds(stopTimeoutSeconds));
         service.installSignalHandlers();
+        if (!"none".equals(controlSocket)) {
+            service.controlSocket(controlSocket == null ? ControlSocket.defaultPath(System.getenv())
+                    : Path.of(controlSocket), controlSocket != null);
+        }
         try (notify) {
             return service.run(cfg);
         }

@@ -20,7 +20,8 @@ import java.util.Set;
  * subsystem list or referrals alone changed is re-linked.
  *
  * <p>What applies live and what on restart: allowed hosts, allow_any_host, namespaces, subsystems, hosts, ports,
- * referrals, discovery.all_ports and logging apply live. A subsystem's identity and limits (serial, model, firmware,
+ * referrals, ANA groups (a port's states, a namespace's group: {@link PortChange#anaGroupsChanged},
+ * {@link NamespaceChange#anaGroupOnly}), discovery.all_ports and logging apply live. A subsystem's identity and limits (serial, model, firmware,
  * version, ieee_oui, cntlid_min, cntlid_max, max_qid: {@link #RESTART_SUBSYSTEM_ATTRIBUTES}) take effect on restart,
  * since connected hosts hold the old values (the kernel target refuses to change most of them once a host has seen
  * the subsystem); transport tuning and the metrics listener too ({@link #restartRequired}).
@@ -67,12 +68,17 @@ public record ConfigDiff(List<String> hostsAdded, List<String> hostsRemoved,
                                   List<Long> namespacesRemoved, List<NamespaceChange> namespacesChanged,
                                   List<String> allowedHostsAdded, List<String> allowedHostsRemoved) {}
 
-    /** One namespace, before and after; {@link #enabledOnly} when nothing but the enabled flag changed. */
+    /**
+     * One namespace, before and after; {@link #enabledOnly} when nothing but the enabled flag changed,
+     * {@link #anaGroupOnly} when nothing but the ANA group did (applied live without touching the namespace).
+     */
     public record NamespaceChange(NamespaceSection before, NamespaceSection after) {
         public boolean enabledOnly() {
-            return before.enabled() != after.enabled()
-                    && before.equals(new NamespaceSection(after.nsid(), after.kind(), after.path(), after.ramSize(),
-                    after.uuid(), after.nguid(), after.readOnly(), before.enabled(), after.bufferedIo(), after.rbd()));
+            return before.enabled() != after.enabled() && before.withEnabled(after.enabled()).equals(after);
+        }
+
+        public boolean anaGroupOnly() {
+            return before.anaGroup() != after.anaGroup() && before.withAnaGroup(after.anaGroup()).equals(after);
         }
     }
 
@@ -87,7 +93,20 @@ public record ConfigDiff(List<String> hostsAdded, List<String> hostsRemoved,
      */
     public record PortChange(int id, PortSection before, PortSection after, boolean listenerChanged,
                              List<String> subsystemsAdded, List<String> subsystemsRemoved,
-                             List<ReferralSection> referralsAdded, List<ReferralSection> referralsRemoved) {}
+                             List<ReferralSection> referralsAdded, List<ReferralSection> referralsRemoved) {
+        /**
+         * The ANA groups whose entry in this port's {@code ana_groups} changed (a state changed, or the group was
+         * added or removed), ascending. A reload applies these and only these, so a state an operator set with
+         * {@code nvmf-target ana set} stays until the file changes that group on that port.
+         */
+        public List<Integer> anaGroupsChanged() {
+            Set<Integer> groups = new java.util.TreeSet<>();
+            before.anaGroups().forEach(g -> groups.add(g.grpid()));
+            after.anaGroups().forEach(g -> groups.add(g.grpid()));
+            return groups.stream()
+                    .filter(g -> !before.configuredAnaState(g).equals(after.configuredAnaState(g))).toList();
+        }
+    }
 
     public static ConfigDiff between(TargetConfig before, TargetConfig after) {
         List<String> hostsAdded = added(nqns(before.hosts()), nqns(after.hosts()));
@@ -146,6 +165,11 @@ public record ConfigDiff(List<String> hostsAdded, List<String> hostsRemoved,
         change(restart, "transport.max_io_size", a.maxIoSize(), b.maxIoSize());
         change(restart, "transport.max_aq_depth", a.maxAqDepth(), b.maxAqDepth());
         change(restart, "transport.pollers", a.pollers(), b.pollers());
+        change(restart, "transport.drain_timeout", a.drainTimeout(), b.drainTimeout());
+        change(restart, "transport.zero_copy", a.zeroCopy(), b.zeroCopy());
+        change(restart, "transport.busy_poll", Durations.format(a.busyPollNanos()), Durations.format(b.busyPollNanos()));
+        change(restart, "transport.srq", a.srq(), b.srq());
+        change(restart, "transport.srq_depth", a.srqDepth(), b.srqDepth());
         change(restart, "metrics.enabled", before.metrics().enabled(), after.metrics().enabled());
         change(restart, "metrics.listen", before.metrics().listen(), after.metrics().listen());
 
@@ -255,6 +279,7 @@ public record ConfigDiff(List<String> hostsAdded, List<String> hostsRemoved,
                     + n.describeBacking()));
             c.namespacesChanged().forEach(n -> out.add("~ namespace " + c.nqn() + " nsid " + n.after().nsid()
                     + (n.enabledOnly() ? (n.after().enabled() ? " enabled" : " disabled")
+                    : n.anaGroupOnly() ? " ana_group " + n.before().anaGroup() + " -> " + n.after().anaGroup()
                     : " " + n.after().describeBacking() + rbdKeysChanged(n))));
             c.allowedHostsRemoved().forEach(h -> out.add("- allowed host " + h + " on " + c.nqn()));
             c.allowedHostsAdded().forEach(h -> out.add("+ allowed host " + h + " on " + c.nqn()));
@@ -269,6 +294,10 @@ public record ConfigDiff(List<String> hostsAdded, List<String> hostsRemoved,
             c.subsystemsAdded().forEach(s -> out.add("+ port " + c.id() + " subsystem " + s));
             c.referralsRemoved().forEach(r -> out.add("- port " + c.id() + " referral " + r.describe()));
             c.referralsAdded().forEach(r -> out.add("+ port " + c.id() + " referral " + r.describe()));
+            if (!c.listenerChanged()) {
+                c.anaGroupsChanged().forEach(g -> out.add("~ port " + c.id() + " ana group " + g + ": "
+                        + c.before().anaState(g) + " -> " + c.after().anaState(g)));
+            }
         }
         if (discoveryChanged) {
             out.add("~ discovery.all_ports");

@@ -23,6 +23,7 @@ import java.util.regex.Pattern;
 
 import dev.nvmf.target.backend.rbd.RbdSpec;
 import dev.nvmf.target.core.subsystem.SubsystemConfig;
+import dev.nvmf.target.nvme.AnaState;
 import org.snakeyaml.engine.v2.api.LoadSettings;
 import org.snakeyaml.engine.v2.api.lowlevel.Compose;
 import org.snakeyaml.engine.v2.exceptions.MarkedYamlEngineException;
@@ -157,6 +158,10 @@ public final class ConfigLoader {
         private final Set<String> refusedSubsystems = new HashSet<>();
         /** Every RBD image served, with its first namespace: two namespaces on one image get a warning. */
         private final Map<RbdImage, RbdUse> rbdImages = new HashMap<>();
+        /** Namespaces outside the default ANA group, with where their group is written (for the warning below). */
+        private final List<GroupUse> groupUses = new ArrayList<>();
+
+        private record GroupUse(String nqn, long nsid, int group, Node at, String path) {}
 
         Reader(Problems problems, Options options) {
             this.p = problems;
@@ -180,6 +185,7 @@ public final class ConfigLoader {
             MetricsSection metrics = metrics(top.map("metrics"));
             LoggingSection logging = logging(top.map("logging"));
             top.rejectUnknown();
+            warnUnconfiguredGroups(ports);
             if (subsystems.isEmpty() && !p.hasErrors()) {
                 p.warning(root, "subsystems", "no subsystems are configured: hosts can only reach discovery");
             }
@@ -198,8 +204,17 @@ public final class ConfigLoader {
             int icd = inCapsule(m, d.inCapsuleDataSize(), maxIo);
             int aq = (int) m.integer("max_aq_depth", d.maxAqDepth(), Limits.ADMIN_QUEUE_DEPTH);
             int pollers = (int) m.integer("pollers", d.pollers(), Limits.POLLERS);
+            int drain = (int) m.integer("drain_timeout", d.drainTimeout(), Limits.DRAIN_TIMEOUT_SECONDS);
+            boolean zeroCopy = m.bool("zero_copy", d.zeroCopy());
+            long busyPoll = m.duration("busy_poll", d.busyPollNanos(), Limits.BUSY_POLL);
+            boolean srq = m.bool("srq", d.srq());
+            int srqDepth = (int) m.integer("srq_depth", d.srqDepth(), Limits.SRQ_DEPTH);
+            if (!srq && m.has("srq_depth")) {
+                p.warning(m.value("srq_depth"), m.path("srq_depth"), "has no effect without srq: true");
+            }
             m.rejectUnknown();
-            return new TransportSection(depth, qpairs, icd, maxIo, aq, pollers);
+            return new TransportSection(depth, qpairs, icd, maxIo, aq, pollers, drain, zeroCopy, busyPoll, srq,
+                    srqDepth);
         }
 
         /** in_capsule_data_size: {@link Limits#IN_CAPSULE_DATA_SIZE}, and at most max_io_size. */
@@ -502,6 +517,11 @@ public final class ConfigLoader {
                 boolean readOnly = n.bool("read_only", false);
                 boolean enabled = n.bool("enabled", true);
                 boolean bufferedIo = n.bool("buffered_io", false);
+                int anaGroup = (int) n.integer("ana_group", Limits.ANA_GROUP.min(), Limits.ANA_GROUP);
+                if (anaGroup != Limits.ANA_GROUP.min() && subsystemNqn != null) {
+                    groupUses.add(new GroupUse(subsystemNqn, nsid, anaGroup, n.value("ana_group"),
+                            n.path("ana_group")));
+                }
                 if (n.has("buffered_io") && kind != null && kind != NamespaceSection.Kind.FILE) {
                     p.error(n.value("buffered_io"), n.path("buffered_io"), "buffered_io applies to file namespaces "
                             + "only (block devices are always opened O_DIRECT, RAM has no page cache, RBD has "
@@ -512,7 +532,7 @@ public final class ConfigLoader {
                 if (kind != null && nsid > 0 && backed) {
                     out.add(new NamespaceSection(nsid, kind, backingPath, kind == NamespaceSection.Kind.RAM ? ram : 0,
                             uuid, nguid, readOnly, enabled, kind == NamespaceSection.Kind.FILE && bufferedIo,
-                            kind == NamespaceSection.Kind.RBD ? rbd : null));
+                            kind == NamespaceSection.Kind.RBD ? rbd : null, anaGroup));
                 }
             }
             return out;
@@ -696,6 +716,7 @@ public final class ConfigLoader {
                     }
                 }
                 List<ReferralSection> referrals = referrals(m);
+                List<AnaGroupSection> anaGroups = anaGroups(m);
                 m.rejectUnknown();
                 if (traddr != null) {
                     String endpoint = traddr + "/" + trsvcid;
@@ -704,7 +725,8 @@ public final class ConfigLoader {
                         p.error(m.value("traddr"), m.path("traddr"), "another port already listens on " + traddr
                                 + " port " + trsvcid + " (at " + Problems.where(first) + ")");
                     }
-                    out.add(new PortSection(id, trtype, adrfam, traddr, trsvcid, icd, maxQueue, subs, referrals));
+                    out.add(new PortSection(id, trtype, adrfam, traddr, trsvcid, icd, maxQueue, subs, referrals,
+                            anaGroups));
                 }
             }
             return out;
@@ -749,6 +771,62 @@ public final class ConfigLoader {
                 }
             }
             return out;
+        }
+
+        /**
+         * ports[].ana_groups: {@code grpid} and {@code state} (kernel configfs ports/N/ana_groups/G/ana_state, whose
+         * state names these are), each group once per port, in ascending order afterwards.
+         */
+        List<AnaGroupSection> anaGroups(MapReader port) {
+            Map<Integer, Node> seen = new HashMap<>();
+            List<AnaGroupSection> out = new ArrayList<>();
+            List<Node> items = port.list("ana_groups");
+            for (int i = 0; i < items.size(); i++) {
+                MapReader g = MapReader.of(p, items.get(i), port.path("ana_groups") + "[" + i + "]");
+                if (g == null) {
+                    continue;
+                }
+                boolean hasId = g.has("grpid");
+                int grpid = (int) g.integer("grpid", -1, Limits.ANA_GROUP);
+                if (!hasId) {
+                    p.error(g.node(), g.path(), "missing required key 'grpid' (the ANA group, "
+                            + Limits.ANA_GROUP.text() + ")");
+                }
+                String name = g.requiredString("state");
+                AnaState state = name == null ? null : AnaState.ofName(name);
+                if (name != null && state == null) {
+                    p.error(g.value("state"), g.path("state"), "'" + name + "' is not an ANA state; expected one of "
+                            + AnaState.names());
+                }
+                g.rejectUnknown();
+                if (grpid > 0 && hasId) {
+                    Node first = seen.putIfAbsent(grpid, g.value("grpid"));
+                    if (first != null) {
+                        p.error(g.value("grpid"), g.path("grpid"), "ANA group " + grpid + " is listed twice on this "
+                                + "port (first at " + Problems.where(first) + ")");
+                    } else if (state != null) {
+                        out.add(new AnaGroupSection(grpid, state));
+                    }
+                }
+            }
+            out.sort(java.util.Comparator.comparingInt(AnaGroupSection::grpid));
+            return out;
+        }
+
+        /**
+         * A namespace in a group other than 1 that no port sets a state for is inaccessible through every port (the
+         * default of such a group): most likely a forgotten {@code ana_groups} entry. A group that a port sets
+         * inaccessible on purpose (another daemon serves it) is not warned about.
+         */
+        void warnUnconfiguredGroups(List<PortSection> ports) {
+            for (GroupUse u : groupUses) {
+                boolean configured = ports.stream().anyMatch(port -> port.configuredAnaState(u.group()).isPresent());
+                if (!configured) {
+                    p.warning(u.at(), u.path(), "namespace " + u.nsid() + " of " + u.nqn() + " is in ANA group "
+                            + u.group() + ", which no port lists in ana_groups: it is inaccessible through every port "
+                            + "(the default of a group other than 1)");
+                }
+            }
         }
 
         /** discovery: all_ports. */

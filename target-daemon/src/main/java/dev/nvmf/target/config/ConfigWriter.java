@@ -77,6 +77,14 @@ public final class ConfigWriter {
                 referrals.add(rm);
             }
             m.put("referrals", referrals);
+            List<Object> groups = new ArrayList<>();
+            for (AnaGroupSection g : p.anaGroups()) {
+                Map<String, Object> gm = new LinkedHashMap<>();
+                gm.put("grpid", g.grpid());
+                gm.put("state", g.state().configName());
+                groups.add(gm);
+            }
+            m.put("ana_groups", groups);
             ports.add(m);
         }
         root.put("ports", ports);
@@ -110,6 +118,7 @@ public final class ConfigWriter {
                 if (n.nguid() != null) {
                     nm.put("nguid", n.nguid());
                 }
+                nm.put("ana_group", n.anaGroup());
                 nm.put("read_only", n.readOnly());
                 nm.put("enabled", n.enabled());
                 if (n.kind() == NamespaceSection.Kind.FILE) {
@@ -129,6 +138,12 @@ public final class ConfigWriter {
         tm.put("max_io_size", t.maxIoSize());
         tm.put("max_aq_depth", t.maxAqDepth());
         tm.put("pollers", t.pollers());
+        tm.put("drain_timeout", t.drainTimeout());
+        tm.put("zero_copy", t.zeroCopy());
+        tm.put("busy_poll", Durations.format(t.busyPollNanos()));
+        tm.put("srq", t.srq());
+        // Only where it says something: srq_depth without srq is warned about when the file is read back.
+        if (t.srq() || t.srqDepth() != TransportSection.DEFAULT_SRQ_DEPTH) tm.put("srq_depth", t.srqDepth());
         root.put("transport", tm);
         root.put("discovery", Map.of("all_ports", c.discovery().allPorts()));
         Map<String, Object> mm = new LinkedHashMap<>();

@@ -4,6 +4,7 @@ import dev.nvmf.target.backend.rbd.RbdSpec;
 import dev.nvmf.target.core.TargetOptions;
 import dev.nvmf.target.core.subsystem.NamespaceConfig;
 import dev.nvmf.target.core.subsystem.SubsystemConfig;
+import dev.nvmf.target.nvme.AnaLog;
 
 /**
  * Every bound a configuration value is checked against, in one place. {@link ConfigLoader} (behind both
@@ -25,6 +26,18 @@ public final class Limits {
         /** "1..1024", as the documentation writes it. */
         public String text() {
             return min + ".." + max;
+        }
+    }
+
+    /** An inclusive range of durations, in nanoseconds. */
+    public record DurationRange(long minNanos, long maxNanos) {
+        public boolean contains(long nanos) {
+            return nanos >= minNanos && nanos <= maxNanos;
+        }
+
+        /** "0..100ms", as the documentation writes it. */
+        public String text() {
+            return Durations.format(minNanos) + ".." + Durations.format(maxNanos);
         }
     }
 
@@ -81,6 +94,23 @@ public final class Limits {
     public static final Range ADMIN_QUEUE_DEPTH = new Range(2, 4096);
     /** transport.pollers: data-plane threads. */
     public static final Range POLLERS = new Range(1, 256);
+    /**
+     * transport.drain_timeout: seconds a queue's teardown waits for its work requests to come back before its QP is
+     * destroyed; at least a second (a flush of a deep queue on a loaded host takes milliseconds), at most an hour.
+     */
+    public static final Range DRAIN_TIMEOUT_SECONDS = new Range(1, 3600);
+    /**
+     * transport.busy_poll: how long an idle poller keeps polling after its last work before it arms its completion
+     * queues and blocks; 0 arms at once. At most 100 ms: a poller that should never sleep is not what this offers
+     * (an idle daemon uses no CPU), and beyond that the spin only burns a core between rare I/Os.
+     */
+    public static final DurationRange BUSY_POLL = new DurationRange(0, 100_000_000L);
+    /**
+     * transport.srq_depth: receive buffers of a poller's shared receive queue on a device. At least 256, as the kernel
+     * target requires of its srq_size (kernel rdma.c, srq_size_set); at most 65536, sixteen times SPDK's default
+     * max_srq_depth (SPDK rdma.c, 4096). The device's max_srq_wr (32767 on ConnectX) caps it at run time.
+     */
+    public static final Range SRQ_DEPTH = new Range(256, 65536);
 
     // ------------------------------------------------------------------------------------------- ports
 
@@ -127,6 +157,12 @@ public final class Limits {
      * 0 (which Ceph reads as "wait forever"), at most an hour ({@link RbdSpec#MAX_TIMEOUT}).
      */
     public static final Range RBD_TIMEOUT_SECONDS = new Range(1, RbdSpec.MAX_TIMEOUT.toSeconds());
+
+    /**
+     * namespaces[].ana_group and ports[].ana_groups[].grpid: the ANA group ids the core reports, 1 to ANAGRPMAX (128,
+     * the kernel target's NVMET_MAX_ANAGRPS, kernel nvmet.h; 0 is not a group id, NVMe Base 2.0 section 8.1.2).
+     */
+    public static final Range ANA_GROUP = new Range(AnaLog.DEFAULT_GROUP_ID, AnaLog.MAX_GROUP_ID);
 
     // ------------------------------------------------------------------------------------------- metrics
 

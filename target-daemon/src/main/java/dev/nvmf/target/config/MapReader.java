@@ -190,6 +190,31 @@ final class MapReader {
         return fallback;
     }
 
+    /** A duration with a unit (0, 200ns, 50us, 2ms, 1s), in nanoseconds, within {@code range}. */
+    long duration(String key, long fallbackNanos, Limits.DurationRange range) {
+        Node v = value(key);
+        if (v == null) {
+            return fallbackNanos;
+        }
+        if (v instanceof ScalarNode s && (s.getTag().equals(Tag.INT) || s.getTag().equals(Tag.STR))) {
+            long n = Durations.parse(s.getValue());
+            if (n < 0) {
+                problems.error(v, path(key), "expected a duration with its unit such as 0, 10us, 2ms or 1s, found "
+                        + describe(v));
+                return fallbackNanos;
+            }
+            if (!range.contains(n)) {
+                problems.error(v, path(key), "duration " + s.getValue() + " is out of range, allowed "
+                        + Durations.format(range.minNanos()) + " to " + Durations.format(range.maxNanos()));
+                return fallbackNanos;
+            }
+            return n;
+        }
+        problems.error(v, path(key), "expected a duration with its unit such as 0, 10us, 2ms or 1s, found "
+                + describe(v));
+        return fallbackNanos;
+    }
+
     /** The items of a sequence (empty when absent or wrong). */
     List<Node> list(String key) {
         Node v = value(key);

@@ -1,5 +1,7 @@
 package dev.nvmf.target.config;
 
+import dev.nvmf.target.nvme.AnaLog;
+
 import java.util.UUID;
 
 /**
@@ -17,9 +19,11 @@ import java.util.UUID;
  * @param bufferedIo a file namespace goes through the page cache; false (the default) opens the file O_DIRECT, as
  *                 the kernel target does (kernel io-cmd-file.c, nvmet_file_ns_enable; configfs buffered_io)
  * @param rbd      the Ceph RBD image of an RBD namespace; null for the other kinds
+ * @param anaGroup the ANA group, {@link Limits#ANA_GROUP}, 1 unless configured (kernel configfs ana_grpid); each
+ *                 port sets the group's state ({@link PortSection#anaGroups})
  */
 public record NamespaceSection(long nsid, Kind kind, String path, long ramSize, UUID uuid, String nguid,
-                               boolean readOnly, boolean enabled, boolean bufferedIo, RbdSection rbd) {
+                               boolean readOnly, boolean enabled, boolean bufferedIo, RbdSection rbd, int anaGroup) {
     public enum Kind {
         /** A block device, e.g. /dev/nvme0n1 (kernel: io-cmd-bdev.c). */
         DEVICE("device"),
@@ -40,6 +44,34 @@ public record NamespaceSection(long nsid, Kind kind, String path, long ramSize, 
         public String key() {
             return key;
         }
+    }
+
+    /** In the default ANA group. */
+    public NamespaceSection(long nsid, Kind kind, String path, long ramSize, UUID uuid, String nguid,
+                            boolean readOnly, boolean enabled, boolean bufferedIo, RbdSection rbd) {
+        this(nsid, kind, path, ramSize, uuid, nguid, readOnly, enabled, bufferedIo, rbd, AnaLog.DEFAULT_GROUP_ID);
+    }
+
+    /** Not an RBD image, in the given ANA group. */
+    public NamespaceSection(long nsid, Kind kind, String path, long ramSize, UUID uuid, String nguid,
+                            boolean readOnly, boolean enabled, boolean bufferedIo, int anaGroup) {
+        this(nsid, kind, path, ramSize, uuid, nguid, readOnly, enabled, bufferedIo, null, anaGroup);
+    }
+
+    /** Not an RBD image, in the default ANA group. */
+    public NamespaceSection(long nsid, Kind kind, String path, long ramSize, UUID uuid, String nguid,
+                            boolean readOnly, boolean enabled, boolean bufferedIo) {
+        this(nsid, kind, path, ramSize, uuid, nguid, readOnly, enabled, bufferedIo, null, AnaLog.DEFAULT_GROUP_ID);
+    }
+
+    /** The same namespace, enabled or not. */
+    public NamespaceSection withEnabled(boolean on) {
+        return new NamespaceSection(nsid, kind, path, ramSize, uuid, nguid, readOnly, on, bufferedIo, rbd, anaGroup);
+    }
+
+    /** The same namespace in another ANA group. */
+    public NamespaceSection withAnaGroup(int group) {
+        return new NamespaceSection(nsid, kind, path, ramSize, uuid, nguid, readOnly, enabled, bufferedIo, rbd, group);
     }
 
     /** "device:/dev/x", "file:/path", "ram:1GiB" or "rbd:pool/image", for logs and diffs (never credentials). */

@@ -10,6 +10,7 @@ import java.util.Locale;
 import java.util.UUID;
 
 import dev.nvmf.target.core.subsystem.SubsystemConfig;
+import dev.nvmf.target.nvme.AnaState;
 import org.snakeyaml.engine.v2.nodes.Node;
 import org.snakeyaml.engine.v2.nodes.ScalarNode;
 import org.snakeyaml.engine.v2.nodes.Tag;
@@ -28,9 +29,10 @@ import org.snakeyaml.engine.v2.nodes.Tag;
  * both strings and numbers are accepted. Names (host and subsystem NQNs) are kept exactly as they are, also where
  * they do not follow the specification's form (nvmetcli's own example {@code testnqn}): the kernel target accepts
  * them and hosts connect with them, so renaming would break every host (a warning says so). The subsystem
- * attributes (version, serial, model, firmware, ieee_oui, cntlid_min, cntlid_max, qid_max), referrals and
- * buffered_io are kept. What this target does not support (other transports, ANA groups other than the default,
- * protection information, secure channel) is left out with a warning.
+ * attributes (version, serial, model, firmware, ieee_oui, cntlid_min, cntlid_max, qid_max), referrals,
+ * buffered_io and the ANA groups (each namespace's {@code ana_grpid}, each port's {@code ana_groups[] {grpid,
+ * ana {state}}}) are kept. What this target does not support (other transports, protection information, secure
+ * channel) is left out with a warning.
  */
 public final class NvmetcliImporter {
     /** The outcome: our YAML (with the warnings as leading comments), the config, and the warnings. */
@@ -257,11 +259,12 @@ public final class NvmetcliImporter {
             }
             warnUnread(device);
         }
-        if (n.has("ana_grpid") && number(n, "ana_grpid", 1) != 1) {
-            p.warning(n.value("ana_grpid"), n.path("ana_grpid"), "ANA groups are not supported; the namespace "
-                    + "is converted into the default group");
+        int anaGroup = (int) number(n, "ana_grpid", Limits.ANA_GROUP.min());
+        if (!Limits.ANA_GROUP.contains(anaGroup)) {
+            p.error(n.value("ana_grpid"), n.path("ana_grpid"), "ANA group " + anaGroup + " is out of range "
+                    + Limits.ANA_GROUP.text());
+            anaGroup = (int) Limits.ANA_GROUP.min();
         }
-        n.value("ana_grpid");
         warnUnread(n);
         if (path == null || path.isEmpty() || nsid <= 0) {
             return null;
@@ -276,7 +279,7 @@ public final class NvmetcliImporter {
                     + "out: this target opens block devices O_DIRECT");
             bufferedIo = false;
         }
-        return new NamespaceSection(nsid, kind, path, 0, uuid, nguid, false, enabled, bufferedIo, null);
+        return new NamespaceSection(nsid, kind, path, 0, uuid, nguid, false, enabled, bufferedIo, null, anaGroup);
     }
 
     private PortSection port(MapReader m) {
@@ -301,12 +304,16 @@ public final class NvmetcliImporter {
                 referrals.add(referral);
             }
         }
-        for (Node g : m.list("ana_groups")) {
-            MapReader group = MapReader.of(p, g, m.path("ana_groups"));
-            if (group != null && number(group, "grpid", 1) != 1) {
-                p.warning(g, m.path("ana_groups"), "ANA groups are not supported; left out");
+        List<AnaGroupSection> anaGroups = new ArrayList<>();
+        List<Node> groupNodes = m.list("ana_groups");
+        for (int i = 0; i < groupNodes.size(); i++) {
+            MapReader group = MapReader.of(p, groupNodes.get(i), m.path("ana_groups") + "[" + i + "]");
+            AnaGroupSection g = group == null ? null : anaGroup(group);
+            if (g != null && anaGroups.stream().noneMatch(x -> x.grpid() == g.grpid())) {
+                anaGroups.add(g);
             }
         }
+        anaGroups.sort(java.util.Comparator.comparingInt(AnaGroupSection::grpid));
         int icd = -1;
         MapReader param = m.map("param");
         if (param != null) {
@@ -357,7 +364,31 @@ public final class NvmetcliImporter {
         }
         TransportSection t = TransportSection.defaults();
         return new PortSection((int) id, "rdma", adrfam, traddr, (int) trsvcid, icd >= 0 ? icd
-                : t.inCapsuleDataSize(), t.maxQueueDepth(), subsystems, referrals);
+                : t.inCapsuleDataSize(), t.maxQueueDepth(), subsystems, referrals, anaGroups);
+    }
+
+    /** An ANA group of a port: {@code {grpid, ana {state}}} (configfs ports/N/ana_groups/G/ana_state). */
+    private AnaGroupSection anaGroup(MapReader g) {
+        long grpid = number(g, "grpid", -1);
+        MapReader ana = g.map("ana");
+        String name = ana != null && ana.has("state") ? text(ana, "state") : null;
+        if (ana != null) {
+            warnUnread(ana);
+        }
+        warnUnread(g);
+        if (!Limits.ANA_GROUP.contains(grpid)) {
+            p.error(g.value("grpid") == null ? g.node() : g.value("grpid"), g.path("grpid"), "expected an ANA group "
+                    + "id " + Limits.ANA_GROUP.text());
+            return null;
+        }
+        AnaState state = name == null ? null : AnaState.ofName(name);
+        if (state == null) {
+            p.error(ana == null ? g.node() : ana.value("state") == null ? ana.node() : ana.value("state"),
+                    g.path("ana.state"), "expected an ANA state (" + AnaState.names() + "), found "
+                            + (name == null ? "none" : "'" + name + "'"));
+            return null;
+        }
+        return new AnaGroupSection((int) grpid, state);
     }
 
     /** A referral: {@code {name, addr {trtype, adrfam, traddr, trsvcid, portid, treq}}}; null when left out. */

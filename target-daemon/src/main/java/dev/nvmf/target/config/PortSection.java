@@ -1,6 +1,10 @@
 package dev.nvmf.target.config;
 
+import dev.nvmf.target.core.subsystem.AnaPortStates;
+import dev.nvmf.target.nvme.AnaState;
+
 import java.util.List;
+import java.util.Optional;
 
 /**
  * One entry of {@code ports}: a listener (nvmetcli: {@code /ports/ID}), the subsystems reachable through it and
@@ -15,12 +19,32 @@ import java.util.List;
  * @param maxQueueSize      largest queue a host may create on this port (entries)
  * @param subsystems        NQNs of the subsystems this port exposes
  * @param referrals         other discovery services listed to hosts that come in on this port
+ * @param anaGroups         the ANA group states this port sets, by ascending group id; a group not listed has the
+ *                          kernel target's default on the port (group 1 optimized, any other inaccessible)
  */
 public record PortSection(int id, String trtype, String adrfam, String traddr, int trsvcid, int inCapsuleDataSize,
-                          int maxQueueSize, List<String> subsystems, List<ReferralSection> referrals) {
+                          int maxQueueSize, List<String> subsystems, List<ReferralSection> referrals,
+                          List<AnaGroupSection> anaGroups) {
     public PortSection {
         subsystems = List.copyOf(subsystems);
         referrals = List.copyOf(referrals);
+        anaGroups = List.copyOf(anaGroups);
+    }
+
+    /** A port that sets no ANA group state (every group has its default). */
+    public PortSection(int id, String trtype, String adrfam, String traddr, int trsvcid, int inCapsuleDataSize,
+                       int maxQueueSize, List<String> subsystems, List<ReferralSection> referrals) {
+        this(id, trtype, adrfam, traddr, trsvcid, inCapsuleDataSize, maxQueueSize, subsystems, referrals, List.of());
+    }
+
+    /** The state this port sets for the group, if it sets one. */
+    public Optional<AnaState> configuredAnaState(int grpid) {
+        return anaGroups.stream().filter(g -> g.grpid() == grpid).map(AnaGroupSection::state).findFirst();
+    }
+
+    /** The group's state on this port: the configured one, or the default. */
+    public AnaState anaState(int grpid) {
+        return configuredAnaState(grpid).orElse(AnaPortStates.defaultState(grpid));
     }
 
     /** "traddr:trsvcid" with IPv6 in brackets, for logs. */

@@ -160,6 +160,9 @@ public final class NvmeQueue implements CommandQueue {
             c = controller;
         }
         if (c != null) {
+            // The close counts as the controller's traffic: a host tears its queues down one by one without a Keep
+            // Alive in between, and each drain takes time (kernel core.c, nvmet_sq_destroy, reset_tbkas).
+            lastCommandNanos = services.clock.nanoTime();
             c.queueClosed(this);
             services.observer().queueClosed(this, c);
         }

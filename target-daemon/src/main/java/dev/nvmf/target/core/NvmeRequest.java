@@ -1,5 +1,7 @@
 package dev.nvmf.target.core;
 
+import dev.nvmf.target.backend.MemoryMedium;
+
 import java.lang.foreign.MemorySegment;
 
 /**
@@ -39,6 +41,9 @@ public final class NvmeRequest {
     private int dataLength;
     private int dataDirection;
     private int transportStatus;
+    private MemoryMedium medium;
+    private long mediumOffset;
+    private long mediumLength;
     private long startNanos;
     /** The core's half of the command (kernel: {@code struct nvmet_req}), created with the pooled request. */
     private final CommandContext context = new CommandContext();
@@ -59,6 +64,9 @@ public final class NvmeRequest {
         this.dataLength = 0;
         this.dataDirection = DIRECTION_NONE;
         this.transportStatus = 0;
+        this.medium = null;
+        this.mediumOffset = 0;
+        this.mediumLength = 0;
         return this;
     }
 
@@ -93,6 +101,27 @@ public final class NvmeRequest {
     public int transportStatus() { return transportStatus; }
 
     public void transportStatus(int status) { this.transportStatus = status; }
+
+    /**
+     * For a Read or Write of a namespace whose medium is native memory (set by the core in {@link
+     * CommandQueue#begin}): that medium and the byte offset of the command's first block in it, or null. A transport
+     * that has the medium registered may then move exactly the command's blocks (its length, checked against the
+     * namespace's size by the core) straight between the host and {@code medium.segment()} at that offset, and set
+     * {@code medium.segment()} as {@link #data}: the backend copies nothing (zero copy). Otherwise it ignores it.
+     */
+    public MemoryMedium medium() { return medium; }
+
+    /** The byte offset in {@link #medium()} of the command's data. */
+    public long mediumOffset() { return mediumOffset; }
+
+    /** The command's bytes in {@link #medium()}: its blocks, whatever the host's SGL says. */
+    public long mediumLength() { return mediumLength; }
+
+    public void medium(MemoryMedium medium, long offset, long length) {
+        this.medium = medium;
+        this.mediumOffset = offset;
+        this.mediumLength = length;
+    }
 
     /** When the transport received the command (for latency metrics); the transport sets it. */
     public long startNanos() { return startNanos; }

@@ -1,23 +1,30 @@
 package dev.nvmf.target.core;
 
 import dev.nvmf.target.core.admin.AdminCommands;
+import dev.nvmf.target.core.admin.AnaLogSource;
 import dev.nvmf.target.core.controller.Controller;
+import dev.nvmf.target.core.controller.KeepAliveTimer;
 import dev.nvmf.target.core.discovery.DiscoveryCommands;
 import dev.nvmf.target.core.discovery.DiscoveryLogPage;
 import dev.nvmf.target.core.discovery.DiscoveryLogSource;
 import dev.nvmf.target.core.fabrics.ConnectModel;
 import dev.nvmf.target.core.fabrics.FabricsCommands;
 import dev.nvmf.target.core.io.IoCommands;
+import dev.nvmf.target.core.subsystem.AnaPortStates;
+import dev.nvmf.target.core.subsystem.Namespace;
 import dev.nvmf.target.core.subsystem.Port;
 import dev.nvmf.target.core.subsystem.Referral;
 import dev.nvmf.target.core.subsystem.Subsystem;
 import dev.nvmf.target.core.subsystem.SubsystemConfig;
+import dev.nvmf.target.nvme.AnaLog;
+import dev.nvmf.target.nvme.AnaState;
 import dev.nvmf.target.nvme.DiscoveryLog;
 import org.agrona.concurrent.NanoClock;
 import org.agrona.concurrent.SystemNanoClock;
 
 import java.net.InetAddress;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -34,10 +41,12 @@ import java.util.TreeMap;
  * notifies discovery controllers. The daemon calls {@link #checkTimers} periodically (keep-alive).
  *
  * <p>The target builds the command sets once and wires each with only what it needs: the options, the clock, and
- * for Connect and the discovery log the narrow views {@link ConnectModel} and {@link DiscoveryLogSource} that the
- * target implements. No handler and no queue knows this class.
+ * for Connect, the discovery log and the ANA log the narrow views {@link ConnectModel}, {@link DiscoveryLogSource}
+ * and {@link AnaLogSource} that the target implements. ANA: each port's group states ({@link #setAnaState}) and each
+ * namespace's group ({@link #moveNamespaceAnaGroup}) change here, under the model lock, and tell the controllers. No handler and no queue knows this class.
  */
-public final class NvmeTarget implements QueueAcceptor, ConnectModel, DiscoveryLogSource, AutoCloseable {
+public final class NvmeTarget implements QueueAcceptor, ConnectModel, DiscoveryLogSource, AnaLogSource,
+        AutoCloseable {
     private final TargetOptions options;
     private final NanoClock clock;
     private final long startNanos;
@@ -49,6 +58,10 @@ public final class NvmeTarget implements QueueAcceptor, ConnectModel, DiscoveryL
     private final List<Referral> referrals = new ArrayList<>();
     private final Subsystem discoverySubsystem;
     private volatile long discoveryGeneration = 1;
+    /** Each port's ANA group states, by port id (kept when a port's record is replaced; guarded by lock). */
+    private final Map<Integer, AnaPortStates> anaStates = new HashMap<>();
+    /** The ANA log page's change count (written under lock). */
+    private volatile long anaChangeCount;
     private final QueueServices queues;
     private final IoCommands io;
 
@@ -72,7 +85,7 @@ public final class NvmeTarget implements QueueAcceptor, ConnectModel, DiscoveryL
         this.io = new IoCommands(options.maxTransferBytes());
         this.queues = new QueueServices(
                 new FabricsCommands(this, options, clock),
-                new AdminCommands(options, clock, startNanos),
+                new AdminCommands(options, clock, startNanos, this),
                 new DiscoveryCommands(this, options, clock),
                 io,
                 clock);
@@ -109,11 +122,15 @@ public final class NvmeTarget implements QueueAcceptor, ConnectModel, DiscoveryL
 
     // ------------------------------------------------------------------------------------------- ports
 
-    /** Adds (or replaces, same id) a port. */
+    /**
+     * Adds (or replaces, same id) a port. A new port has the default ANA states (group 1 optimized, the others
+     * inaccessible); a replaced one keeps its states.
+     */
     public void addPort(Port port) {
         Objects.requireNonNull(port, "port");
         synchronized (lock) {
             ports.put(port.id(), port);
+            anaStates.computeIfAbsent(port.id(), id -> new AnaPortStates());
             discoveryChanged();
         }
     }
@@ -129,6 +146,7 @@ public final class NvmeTarget implements QueueAcceptor, ConnectModel, DiscoveryL
             if (removed == null) {
                 return null;
             }
+            anaStates.remove(portId);
             for (Subsystem s : subsystems.values()) {
                 s.removePort(portId);
             }
@@ -361,11 +379,132 @@ public final class NvmeTarget implements QueueAcceptor, ConnectModel, DiscoveryL
             if (cntlid < 0) {
                 return null;
             }
-            Controller c = new Controller(cntlid, subsystem, port, hostNqn, hostId, katoMillis, options,
-                    clock.nanoTime());
+            AnaPortStates ana = anaStates.get(port.id());
+            Controller c = new Controller(cntlid, subsystem, port, ana == null ? new AnaPortStates() : ana,
+                    hostNqn, hostId, katoMillis, options, clock.nanoTime());
             subsystem.attach(c);
             return c;
         }
+    }
+
+    // ------------------------------------------------------------------------------------------- ANA
+
+    /** The ANA group states of a port, or null when there is no such port. */
+    public AnaPortStates anaStates(int portId) {
+        synchronized (lock) {
+            return anaStates.get(portId);
+        }
+    }
+
+    /**
+     * Sets an ANA group's state on a port (kernel configfs.c, {@code nvmet_ana_group_ana_state_store}): when the
+     * state changes, the change count moves and every controller connected through the port that enabled ANA change
+     * notices gets one (kernel core.c, {@code nvmet_port_send_ana_event}). Control path.
+     *
+     * @return the state before
+     * @throws IllegalArgumentException for an unknown port or a group id outside 1..128
+     */
+    public AnaState setAnaState(int portId, int groupId, AnaState state) {
+        Objects.requireNonNull(state, "state");
+        synchronized (lock) {
+            AnaState before = portStates(portId).set(groupId, state);
+            if (before != state) {
+                anaChanged(portId);
+            }
+            return before;
+        }
+    }
+
+    /**
+     * The port stops configuring the group (kernel: removing {@code ports/N/ana_groups/G}): the group has its default
+     * state on the port again, group 1 optimized and the others inaccessible; hosts hear of a change as with
+     * {@link #setAnaState}. Returns the state before.
+     */
+    public AnaState resetAnaState(int portId, int groupId) {
+        synchronized (lock) {
+            AnaPortStates states = portStates(portId);
+            AnaState before = states.reset(groupId);
+            if (before != states.state(groupId)) {
+                anaChanged(portId);
+            }
+            return before;
+        }
+    }
+
+    private AnaPortStates portStates(int portId) {
+        AnaPortStates states = anaStates.get(portId);
+        if (states == null) {
+            throw new IllegalArgumentException("no port " + portId);
+        }
+        return states;
+    }
+
+    private void anaChanged(int portId) {
+        anaChangeCount++;
+        for (Subsystem s : subsystems.values()) {
+            for (Controller c : s.controllers()) {
+                if (c.port().id() == portId) {
+                    c.anaChanged();
+                }
+            }
+        }
+    }
+
+    /**
+     * Moves a namespace to another ANA group (kernel configfs.c, {@code nvmet_ns_ana_grpid_store}): the change count
+     * moves and every controller of the subsystem that enabled ANA change notices gets one (kernel
+     * {@code nvmet_send_ana_event} for the whole subsystem). False if there is no such namespace or it is in that
+     * group already. Control path.
+     */
+    public boolean moveNamespaceAnaGroup(String nqn, int nsid, int groupId) {
+        synchronized (lock) {
+            Subsystem s = subsystems.get(nqn);
+            Namespace ns = s == null ? null : s.namespace(nsid);
+            if (ns == null || ns.anaGroupId() == groupId) {
+                return false;
+            }
+            ns.anaGroupId(groupId);
+            anaChangeCount++;
+            for (Controller c : s.controllers()) {
+                c.anaChanged();
+            }
+            return true;
+        }
+    }
+
+    @Override
+    public int[] anaGroupIds() {
+        boolean[] used = new boolean[AnaLog.MAX_GROUP_ID + 1];
+        used[AnaLog.DEFAULT_GROUP_ID] = true;
+        synchronized (lock) {
+            for (AnaPortStates states : anaStates.values()) {
+                for (int g : states.configuredGroups()) {
+                    used[g] = true;
+                }
+            }
+            for (Subsystem s : subsystems.values()) {
+                for (Namespace ns : s.namespaces()) {
+                    used[ns.anaGroupId()] = true;
+                }
+            }
+        }
+        int n = 0;
+        for (boolean u : used) {
+            n += u ? 1 : 0;
+        }
+        int[] ids = new int[n];
+        int i = 0;
+        for (int g = 1; g <= AnaLog.MAX_GROUP_ID; g++) {
+            if (used[g]) {
+                ids[i++] = g;
+            }
+        }
+        return ids;
+    }
+
+    @Override
+    public long anaChangeCount() {
+        return anaChangeCount;
     }
 
     /** Every live controller, discovery controllers included (a snapshot). */
@@ -402,5 +541,19 @@ public final class NvmeTarget implements QueueAcceptor, ConnectModel, DiscoveryL
             }
         }
         return expired;
+    }
+
+    /**
+     * The earliest time at which {@link #checkTimers} can find something to do: the end of the first keep-alive
+     * window of any controller ({@link KeepAliveTimer#windowEndNanos}), or {@link Long#MAX_VALUE} when no controller
+     * has a keep-alive running. A controller created later, or a Set Features that shortens KATO, moves it earlier:
+     * whoever sleeps until it must also be woken then.
+     */
+    public long nextTimerDeadline() {
+        long next = Long.MAX_VALUE;
+        for (Controller c : controllers()) {
+            next = Math.min(next, c.keepAlive().windowEndNanos());
+        }
+        return next;
     }
 }

@@ -17,9 +17,10 @@ package dev.nvmf.target.core;
 public record TargetOptions(int mdts, int adminQueueDepth, int keepAliveGranularity, long discoveryKatoMillis,
                             int asyncEventLimit, int errorLogEntries, int capTimeout, int version) {
     /**
-     * The largest MDTS: 2^11 x 4 KiB = 8 MiB. On RDMA a transfer is one Keyed SGL Data Block descriptor (MSDBD 1),
-     * whose length field is 24 bits (NVMe Base 2.0, figure "Keyed SGL Data Block descriptor"): at most 16 MiB - 1
-     * byte, so a 16 MiB MDTS would promise transfers no host can describe.
+     * The largest MDTS: 2^11 x 4 KiB = 8 MiB. The Linux host describes a transfer with one Keyed SGL Data Block
+     * descriptor, whose length field is 24 bits (NVMe Base 2.0, figure "Keyed SGL Data Block descriptor"): at most
+     * 16 MiB - 1 byte, so a 16 MiB MDTS would promise transfers it cannot describe (a host that sends several
+     * descriptors, up to MSDBD, still moves at most the max I/O size in all).
      */
     public static final int MAX_MDTS = 11;
     /** The largest transfer {@link #MAX_MDTS} allows, in bytes (8 MiB): the most a configured max I/O size may be. */

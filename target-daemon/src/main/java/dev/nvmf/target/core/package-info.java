@@ -13,7 +13,8 @@
  * {@link dev.nvmf.target.core.CommandContext} keeps (kernel core.c: {@code req->execute}, set by
  * {@code nvmet_req_init}'s parse functions). {@code execute} and the backend's completion call that handler; nothing
  * decodes the opcode again. Handlers are built once, with the target, and get what they need (options, the clock,
- * {@link dev.nvmf.target.core.fabrics.ConnectModel}, {@link dev.nvmf.target.core.discovery.DiscoveryLogSource}),
+ * {@link dev.nvmf.target.core.fabrics.ConnectModel}, {@link dev.nvmf.target.core.discovery.DiscoveryLogSource},
+ * {@link dev.nvmf.target.core.admin.AnaLogSource}),
  * never the target itself: no class of the core but the target knows {@code NvmeTarget} (CoreDependenciesTest).
  *
  * <h2>Map</h2>
@@ -39,6 +40,12 @@
  *       <td>{@code subsystem.Subsystem}, {@code Namespace}, {@code Port}, {@code Referral},
  *       {@code CntlidAllocator}, {@code IoStatistics}, {@code NamespaceObserver}</td><td>Base 2.0 &sect;3.2</td>
  *       <td>core.c, configfs.c</td></tr>
+ *   <tr><td>ANA: each port's state of each group (defaults group 1 optimized, others inaccessible), a
+ *       namespace's group, the change count and the ANA change notice ({@code NvmeTarget.setAnaState},
+ *       {@code moveNamespaceAnaGroup}), the path statuses on I/O, the ANA log page</td>
+ *       <td>{@code subsystem.AnaPortStates}, {@code nvme.AnaState}, {@code io.IoCommands},
+ *       {@code admin.AnaLogPage}, {@code AnaLogSource}</td><td>Base 2.0 &sect;8.1, &sect;5.16.1.13</td>
+ *       <td>core.c (nvmet_check_ana_state, nvmet_send_ana_event), configfs.c (ana_groups), admin-cmd.c</td></tr>
  *   <tr><td>Controller (dynamic model), queues attached, features state, shutdown (flush every namespace),
  *       teardown; the reported temperature and its thresholds</td>
  *       <td>{@code controller.Controller}, {@code controller.Temperature}</td><td>NVMe-oF 1.1 &sect;3.3</td><td>core.c (nvmet_ctrl)</td></tr>
@@ -62,7 +69,7 @@
  *       <td>Base 2.0 &sect;5.1, &sect;5.2, &sect;5.24</td><td>admin-cmd.c</td></tr>
  *   <tr><td>Identify (controller, namespace, lists, descriptors, CNS 05h-08h)</td>
  *       <td>{@code admin.IdentifyCommand}</td><td>Base 2.0 &sect;5.17</td><td>admin-cmd.c</td></tr>
- *   <tr><td>Get Log Page (supported pages, error, SMART, firmware slot, changed namespaces, effects)</td>
+ *   <tr><td>Get Log Page (supported pages, error, SMART, firmware slot, changed namespaces, effects, ANA)</td>
  *       <td>{@code admin.GetLogPageCommand}</td><td>Base 2.0 &sect;5.16</td><td>admin-cmd.c</td></tr>
  *   <tr><td>Set/Get Features</td><td>{@code admin.FeaturesCommands}</td><td>Base 2.0 &sect;5.15, &sect;5.21</td>
  *       <td>admin-cmd.c</td></tr>

@@ -1,10 +1,12 @@
 package dev.nvmf.target.daemon;
 
+import dev.nvmf.target.rdma.NotifyingIdleStrategy;
 import org.agrona.concurrent.Agent;
 import org.agrona.concurrent.AgentTerminationException;
 import org.agrona.concurrent.ManyToOneConcurrentLinkedQueue;
 
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.locks.LockSupport;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 
@@ -20,9 +22,10 @@ import java.util.logging.Logger;
  *   {@code RbdBackend.close} waits up to twice {@code osd_op_timeout} for what is in flight).</li>
  * </ul>
  * Run by an {@code AgentRunner} in the daemon, by an {@code AgentInvoker} in tests. Tasks are offered from any
- * thread; {@link #doWork} runs each once.
+ * thread; {@link #doWork} runs each once. Between tasks its thread parks with no timeout and {@link #submit}
+ * unparks it: a few tasks a day cost no wake-ups in between.
  */
-final class BackendAgent implements Agent {
+final class BackendAgent implements Agent, NotifyingIdleStrategy.Sleeper {
     private static final Logger LOG = Logger.getLogger(BackendAgent.class.getName());
 
     private record Task(String what, Runnable work, CompletableFuture<Void> done) {}
@@ -31,6 +34,7 @@ final class BackendAgent implements Agent {
     private static final Runnable RETIRE = () -> { };
 
     private final ManyToOneConcurrentLinkedQueue<Task> tasks = new ManyToOneConcurrentLinkedQueue<>();
+    private volatile Thread owner;
 
     /**
      * Queues {@code work} (any thread; never blocks). The future completes once it ran, also when it threw (which
@@ -39,7 +43,27 @@ final class BackendAgent implements Agent {
     CompletableFuture<Void> submit(String what, Runnable work) {
         Task t = new Task(what, work, new CompletableFuture<>());
         tasks.offer(t);
+        Thread o = owner;
+        if (o != null) {
+            LockSupport.unpark(o);
+        }
         return t.done();
+    }
+
+    @Override
+    public void onStart() {
+        owner = Thread.currentThread();
+    }
+
+    /** A task offered after this look unparks the thread, so the park below cannot miss it. */
+    @Override
+    public boolean prepareToBlock() {
+        return tasks.isEmpty();
+    }
+
+    @Override
+    public void block() {
+        LockSupport.park(this);
     }
 
     /**

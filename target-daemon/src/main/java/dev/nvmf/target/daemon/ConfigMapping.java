@@ -75,7 +75,9 @@ final class ConfigMapping {
         }
         TransportSection t = c.transport();
         return RdmaTransportConfig.of(ports).withPollers(t.pollers()).withRemoteInvalidation(remoteInvalidation)
-                .withMaxIoSize(t.maxIoSize()).withMaxIoQueues(t.maxIoQpairsPerCtrlr());
+                .withMaxIoSize(t.maxIoSize()).withMaxIoQueues(t.maxIoQpairsPerCtrlr())
+                .withDrainTimeoutMillis(t.drainTimeout() * 1000L).withZeroCopyRam(t.zeroCopy())
+                .withBusyPollNanos(t.busyPollNanos()).withSrqDepth(t.srq() ? t.srqDepth() : 0);
     }
 
     /** The core's subsystem identity and limits: every attribute of the YAML subsystem but its lists. */
@@ -112,6 +114,6 @@ final class ConfigMapping {
                     + unit + "-byte blocks, which neither 512- nor 4096-byte logical blocks are a multiple of");
         }
         byte[] nguid = n.nguid() == null ? null : HexFormat.of().parseHex(n.nguid());
-        return new NamespaceConfig((int) n.nsid(), blockSize, n.readOnly(), n.uuid(), nguid, 0);
+        return new NamespaceConfig((int) n.nsid(), blockSize, n.readOnly(), n.uuid(), nguid, 0, n.anaGroup());
     }
 }

@@ -9,6 +9,7 @@ import dev.nvmf.target.metrics.ConnectFailure;
 import dev.nvmf.target.metrics.TargetMetrics;
 import dev.nvmf.target.nvme.DiscoveryLog;
 import dev.nvmf.target.nvme.FabricsCommand;
+import dev.nvmf.target.nvme.Features;
 import dev.nvmf.target.nvme.Le;
 import dev.nvmf.target.nvme.Opcodes;
 import dev.nvmf.target.nvme.Status;
@@ -30,9 +31,21 @@ final class DaemonObserver implements TargetObserver {
     private static final Logger LOG = Logger.getLogger(DaemonObserver.class.getName());
 
     private final TargetMetrics metrics;
+    /** Told when a keep-alive timer may now end earlier than before: a controller or a new KATO. */
+    private final Runnable timersChanged;
 
     DaemonObserver(TargetMetrics metrics) {
+        this(metrics, () -> { });
+    }
+
+    /**
+     * @param timersChanged run (on the queue's poller) after a successful admin Connect or Set Features Keep Alive
+     *                      Timer: the daemon's timer, which sleeps until the earliest keep-alive deadline it knows,
+     *                      must look again ({@link TimerAgent#wake})
+     */
+    DaemonObserver(TargetMetrics metrics, Runnable timersChanged) {
         this.metrics = metrics;
+        this.timersChanged = timersChanged;
     }
 
     @Override
@@ -40,11 +53,22 @@ final class DaemonObserver implements TargetObserver {
         if (ctx.opcode == Opcodes.FABRICS) {
             if (Le.u8(ctx.sqe.segment(), FabricsCommand.FCTYPE) == Opcodes.FCTYPE_CONNECT) {
                 connectCompleted(ctx, status);
+                if (status == 0 && ctx.queue.qid() == 0) {
+                    timersChanged.run();
+                }
+            }
+            return;
+        }
+        if (ctx.queue.qid() == 0) {
+            // NVMe Base 2.0, 5.27.1.12: Set Features Keep Alive Timer restarts the timer with a new KATO.
+            if (status == 0 && ctx.opcode == Opcodes.ADMIN_SET_FEATURES
+                    && (ctx.sqe.cdw10() & 0xFF) == Features.FID_KEEP_ALIVE_TIMER) {
+                timersChanged.run();
             }
             return;
         }
         Namespace ns = ctx.namespace;
-        if (ns == null || ctx.queue.qid() == 0) {
+        if (ns == null) {
             return;
         }
         long start = ctx.request.startNanos();

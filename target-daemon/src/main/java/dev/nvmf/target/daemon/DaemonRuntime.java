@@ -5,6 +5,7 @@ import dev.nvmf.target.backend.BlockBackend;
 import dev.nvmf.target.backend.BlockBackends;
 import dev.nvmf.target.backend.FileBackend;
 import dev.nvmf.target.backend.rbd.RbdBackend;
+import dev.nvmf.target.config.AnaGroupSection;
 import dev.nvmf.target.config.ConfigDiff;
 import dev.nvmf.target.config.ConfigDiff.NamespaceChange;
 import dev.nvmf.target.config.ConfigDiff.PortChange;
@@ -17,14 +18,16 @@ import dev.nvmf.target.config.TargetConfig;
 import dev.nvmf.target.config.TransportSection;
 import dev.nvmf.target.core.NvmeTarget;
 import dev.nvmf.target.core.controller.Controller;
+import dev.nvmf.target.core.subsystem.AnaPortStates;
 import dev.nvmf.target.core.subsystem.NamespaceConfig;
 import dev.nvmf.target.core.subsystem.Namespace;
 import dev.nvmf.target.core.subsystem.Port;
 import dev.nvmf.target.core.subsystem.Referral;
 import dev.nvmf.target.core.subsystem.Subsystem;
 import dev.nvmf.target.metrics.TargetMetrics;
+import dev.nvmf.target.nvme.AnaState;
+import dev.nvmf.target.rdma.NotifyingIdleStrategy;
 import dev.nvmf.target.rdma.RdmaTransport;
-import dev.nvmf.target.rdma.poller.Poller;
 import dev.nvmf.target.service.EnvironmentException;
 import dev.nvmf.target.service.LogContext;
 import dev.nvmf.target.service.TargetRuntime;
@@ -32,8 +35,6 @@ import dev.nvmf.verbs.RdmaProvider;
 import org.agrona.concurrent.Agent;
 import org.agrona.concurrent.AgentRunner;
 import org.agrona.concurrent.AgentTerminationException;
-import org.agrona.concurrent.SleepingIdleStrategy;
-import org.agrona.concurrent.SleepingMillisIdleStrategy;
 import org.agrona.concurrent.SystemNanoClock;
 
 import java.time.Duration;
@@ -80,19 +81,16 @@ public final class DaemonRuntime implements TargetRuntime {
     /**
      * @param provider           the verbs provider (FfmProvider in production, a SoftFabric in tests)
      * @param remoteInvalidation answer host-invalidate SGLs with SEND_WITH_INVALIDATE (when the device can)
-     * @param timerPeriod        how often keep-alive timers are checked (a fraction of the 1 s KAS granularity)
      * @param backendFlushWait   how long closing a backend waits for its final flush
      */
-    public record Options(RdmaProvider provider, boolean remoteInvalidation, Duration timerPeriod,
-                          Duration backendFlushWait) {
+    public record Options(RdmaProvider provider, boolean remoteInvalidation, Duration backendFlushWait) {
         public Options {
             Objects.requireNonNull(provider, "provider");
-            Objects.requireNonNull(timerPeriod, "timerPeriod");
             Objects.requireNonNull(backendFlushWait, "backendFlushWait");
         }
 
         public static Options of(RdmaProvider provider) {
-            return new Options(provider, true, Duration.ofMillis(100), Duration.ofSeconds(5));
+            return new Options(provider, true, Duration.ofSeconds(5));
         }
     }
 
@@ -109,6 +107,7 @@ public final class DaemonRuntime implements TargetRuntime {
     private TransportMetricsBridge bridge;
     private TargetConfig config;
     private AgentRunner timer;
+    private TimerAgent timerAgent;
     private volatile Thread timerThread;
     private final Set<Controller> expiriesCounted = Collections.newSetFromMap(new IdentityHashMap<>());
     private BackendAgent backendAgent;
@@ -137,7 +136,9 @@ public final class DaemonRuntime implements TargetRuntime {
         startBackendAgent();
         try {
             target = new NvmeTarget(ConfigMapping.options(cfg.transport()), SystemNanoClock.INSTANCE);
-            target.observer(new DaemonObserver(metrics));
+            NvmeTarget core = target;
+            timerAgent = new TimerAgent(System::nanoTime, core::nextTimerDeadline, this::tick);
+            target.observer(new DaemonObserver(metrics, timerAgent::wake));
             for (SubsystemSection s : cfg.subsystems()) {
                 for (NamespaceSection n : s.namespaces()) {
                     if (n.enabled()) {
@@ -148,6 +149,7 @@ public final class DaemonRuntime implements TargetRuntime {
             Journal j = new Journal();
             for (PortSection p : cfg.ports()) {
                 target.addPort(ConfigMapping.port(p, cfg.discovery()));
+                applyAnaStates(p);
             }
             syncReferrals(cfg);
             for (SubsystemSection s : cfg.subsystems()) {
@@ -162,7 +164,9 @@ public final class DaemonRuntime implements TargetRuntime {
                     ConfigMapping.transport(cfg, options.remoteInvalidation()), target);
             // start() binds and listens on every port before it returns: READY=1 after this is true.
             transport.start();
-            bridge = new TransportMetricsBridge(metrics, transport.metrics());
+            List<dev.nvmf.target.rdma.VerbsCalls> calls = new ArrayList<>();
+            for (int i = 0; i < transport.pollerCount(); i++) calls.add(transport.poller(i).verbsCalls());
+            bridge = new TransportMetricsBridge(metrics, transport.metrics(), calls);
             config = cfg;
             startTimer();
             for (PortSection p : cfg.ports()) {
@@ -194,8 +198,8 @@ public final class DaemonRuntime implements TargetRuntime {
     /** Starts the backend agent's thread (it ends by itself after {@link #retireBackendAgent}). */
     private void startBackendAgent() {
         backendAgent = new BackendAgent();
-        // Control-plane work only, a few tasks a day: a 10 ms idle sleep costs nothing and delays nothing that matters.
-        AgentRunner runner = new AgentRunner(new SleepingMillisIdleStrategy(10), e -> {
+        // Control-plane work only, a few tasks a day: the thread parks between them (BackendAgent.submit unparks it).
+        AgentRunner runner = new AgentRunner(new NotifyingIdleStrategy(backendAgent), e -> {
             if (!(e instanceof AgentTerminationException)) {
                 LOG.log(Level.WARNING, "backend agent", e);
             }
@@ -217,40 +221,13 @@ public final class DaemonRuntime implements TargetRuntime {
     }
 
     private void startTimer() {
-        long period = options.timerPeriod().toNanos();
-        timer = new AgentRunner(new SleepingIdleStrategy(period), e -> LOG.log(Level.WARNING, "timer", e), null,
-                new TimerAgent(period));
+        timer = new AgentRunner(new NotifyingIdleStrategy(timerAgent), e -> LOG.log(Level.WARNING, "timer", e),
+                null, timerAgent);
         timerThread = AgentRunner.startOnThread(timer, r -> {
             Thread t = new Thread(r, "nvmf-timers");
             t.setDaemon(true);
             return t;
         });
-    }
-
-    /** The timers as an agent: a {@link #tick} once a period; between turns its idle strategy sleeps. */
-    private final class TimerAgent implements Agent {
-        private final long periodNanos;
-        private long dueNanos = System.nanoTime();
-
-        TimerAgent(long periodNanos) {
-            this.periodNanos = periodNanos;
-        }
-
-        @Override
-        public int doWork() {
-            long now = System.nanoTime();
-            if (now - dueNanos < 0) {
-                return 0;
-            }
-            dueNanos = now + periodNanos;
-            tick(now);
-            return 1;
-        }
-
-        @Override
-        public String roleName() {
-            return "nvmf-timers";
-        }
     }
 
     /** One timer turn: keep-alive expiries (counted and logged once per controller), transport rejects. */
@@ -298,14 +275,8 @@ public final class DaemonRuntime implements TargetRuntime {
         if (transport == null || timerThread == null || !timerThread.isAlive() || timer.isClosed()) {
             return false;
         }
-        for (int i = 0; i < transport.pollerCount(); i++) {
-            Poller p = transport.poller(i);
-            Thread t = p.thread();
-            if (t != null && !t.isAlive()) {
-                return false;
-            }
-        }
-        return true;
+        // The CM agent and every poller (an Error ends an agent's thread: RdmaTransport.healthy says why that is fatal).
+        return transport.healthy();
     }
 
     // ------------------------------------------------------------------------------------------- stop
@@ -317,7 +288,8 @@ public final class DaemonRuntime implements TargetRuntime {
         }
         long deadline = System.nanoTime() + timeout.toNanos();
         if (timer != null) {
-            // Wakes the sleeping agent at once rather than after its period.
+            // Wakes the sleeping agent at once; it blocks no more.
+            timerAgent.stopping();
             timer.close(10, LockSupport::unpark);
         }
         // Stop listening, drain every queue (each host sees its connection end), release transport resources.
@@ -565,6 +537,9 @@ public final class DaemonRuntime implements TargetRuntime {
                     for (String nqn : pc.subsystemsAdded()) {
                         expose(pc.id(), nqn, j);
                     }
+                    for (int g : pc.anaGroupsChanged()) {
+                        changeAnaState(pc.id(), g, pc.after().configuredAnaState(g).orElse(null), j);
+                    }
                 }
             }
             // The core's port records carry the referrals and the discovery scope: replace those that changed.
@@ -634,6 +609,7 @@ public final class DaemonRuntime implements TargetRuntime {
         }
         target.addPort(ConfigMapping.port(p, next.discovery()));
         j.did(() -> target.removePort(p.id()));
+        applyAnaStates(p);
         for (String nqn : p.subsystems()) {
             target.exposeSubsystem(p.id(), nqn);
         }
@@ -647,6 +623,7 @@ public final class DaemonRuntime implements TargetRuntime {
         target.removePort(id); // its controllers are torn down
         j.did(() -> {
             target.addPort(ConfigMapping.port(old, before.discovery()));
+            applyAnaStates(old);
             for (String nqn : old.subsystems()) {
                 if (target.subsystem(nqn) != null) {
                     target.exposeSubsystem(id, nqn);
@@ -654,6 +631,79 @@ public final class DaemonRuntime implements TargetRuntime {
             }
         });
         LOG.info("port " + id + ": removed (" + old.endpoint() + "); its controllers disconnect");
+    }
+
+    /** A new port's ANA group states, as its {@code ana_groups} sets them (the others keep their defaults). */
+    private void applyAnaStates(PortSection p) {
+        for (AnaGroupSection g : p.anaGroups()) {
+            target.setAnaState(p.id(), g.grpid(), g.state());
+        }
+    }
+
+    /**
+     * A reload changed one group's entry in a port's {@code ana_groups}: the state the file now sets, or the default
+     * when the file no longer lists the group (null). Hosts connected through the port get the ANA change notice
+     * (NvmeTarget.setAnaState). A state set with {@code nvmf-target ana set} on any other group stays as it is.
+     */
+    private void changeAnaState(int portId, int groupId, AnaState state, Journal j) {
+        AnaPortStates states = target.anaStates(portId);
+        boolean wasConfigured = states.isConfigured(groupId);
+        AnaState before = state == null ? target.resetAnaState(portId, groupId)
+                : target.setAnaState(portId, groupId, state);
+        j.did(() -> {
+            if (wasConfigured) {
+                target.setAnaState(portId, groupId, before);
+            } else {
+                target.resetAnaState(portId, groupId);
+            }
+        });
+        LOG.info("port " + portId + ": ANA group " + groupId + ": " + before + " -> " + states.state(groupId)
+                + (state == null ? " (no longer in ana_groups: the default)" : ""));
+    }
+
+    /**
+     * Sets an ANA group's state on a port now (planned failover: {@code nvmf-target ana set}, through the control
+     * socket). It lasts until the daemon restarts, until a reload changes that group's entry on that port in the
+     * file, or until the port is re-created; hosts connected through the port are told at once. Control thread.
+     *
+     * @return one line saying what changed
+     * @throws IllegalArgumentException for a port or group that does not exist
+     */
+    @Override
+    public String setAnaState(int portId, int groupId, AnaState state) {
+        if (target == null) {
+            throw new IllegalStateException("not running");
+        }
+        if (target.port(portId) == null) {
+            throw new IllegalArgumentException("no port " + portId + " (configured: " + portIds() + ")");
+        }
+        AnaState before = target.setAnaState(portId, groupId, state);
+        long told = target.controllers().stream().filter(c -> !c.isDiscovery() && c.port().id() == portId).count();
+        String line = "port " + portId + " ANA group " + groupId + ": " + before + " -> " + state
+                + (before == state ? " (unchanged)" : " (" + told + " controllers on the port told)");
+        LOG.info("ana set: " + line);
+        return line;
+    }
+
+    /** Every port's ANA group states, one line each: "port 1 group 1 optimized" (groups in use only). */
+    @Override
+    public List<String> anaStates() {
+        if (target == null) {
+            throw new IllegalStateException("not running");
+        }
+        List<String> out = new ArrayList<>();
+        int[] groups = target.anaGroupIds();
+        for (Port p : target.ports()) {
+            AnaPortStates states = target.anaStates(p.id());
+            for (int g : groups) {
+                out.add("port " + p.id() + " group " + g + " " + states.state(g));
+            }
+        }
+        return out;
+    }
+
+    private List<Integer> portIds() {
+        return target.ports().stream().map(Port::id).toList();
     }
 
     /**
@@ -744,7 +794,7 @@ public final class DaemonRuntime implements TargetRuntime {
             old.allowedHosts().forEach(back::allowHost);
             for (Map.Entry<NsKey, Live> e : itsNamespaces.entrySet()) {
                 Live l = e.getValue();
-                Namespace ns = back.addNamespace(l.namespace().config(), l.backend());
+                Namespace ns = back.addNamespace(l.namespace().currentConfig(), l.backend());
                 ns.observer(l.namespace().observer());
                 watchCapacity(back, ns);
                 live.put(e.getKey(), new Live(nqn, l.config(), l.backend(), ns));
@@ -805,6 +855,11 @@ public final class DaemonRuntime implements TargetRuntime {
         }
         for (NamespaceChange nc : c.namespacesChanged()) {
             NamespaceSection a = nc.after();
+            Live serving = live.get(new NsKey(nqn, a.nsid()));
+            if (nc.anaGroupOnly() && serving != null) {
+                moveAnaGroup(serving, nc, j);
+                continue;
+            }
             if (live.containsKey(new NsKey(nqn, a.nsid()))) {
                 removeNamespace(sub, a.nsid(), j);
             }
@@ -831,6 +886,24 @@ public final class DaemonRuntime implements TargetRuntime {
         }
     }
 
+    /**
+     * A namespace moves to another ANA group and stays as it is otherwise (kernel configfs ana_grpid): commands keep
+     * flowing, every controller of the subsystem gets the ANA change notice.
+     */
+    private void moveAnaGroup(Live serving, NamespaceChange nc, Journal j) {
+        String nqn = serving.nqn();
+        int nsid = (int) nc.after().nsid();
+        NsKey key = new NsKey(nqn, nsid);
+        target.moveNamespaceAnaGroup(nqn, nsid, nc.after().anaGroup());
+        live.put(key, new Live(nqn, nc.after(), serving.backend(), serving.namespace()));
+        j.did(() -> {
+            target.moveNamespaceAnaGroup(nqn, nsid, nc.before().anaGroup());
+            live.put(key, serving);
+        });
+        LOG.info(LogContext.format(nqn, null, "namespace " + nsid + ": ANA group " + nc.before().anaGroup() + " -> "
+                + nc.after().anaGroup()));
+    }
+
     /** Backends of namespaces removed in this reload, by key, so that a same-medium change can close one early. */
     private final Map<NsKey, Live> removedThisReload = new LinkedHashMap<>();
 
@@ -846,7 +919,7 @@ public final class DaemonRuntime implements TargetRuntime {
         try {
             Opened o = open(sub.nqn(), oldCfg);
             Namespace ns = sub.addNamespace(o.coreConfig(), o.backend());
-            ns.observer(new NamespaceMeters(metrics.namespaceIo(sub.nqn(), oldCfg.nsid())));
+            ns.observer(new NamespaceMeters(sub.nqn(), metrics.namespaceIo(sub.nqn(), oldCfg.nsid())));
             watchCapacity(sub, ns);
             live.put(new NsKey(sub.nqn(), oldCfg.nsid()), new Live(sub.nqn(), oldCfg, o.backend(), ns));
         } catch (Exception e) {
@@ -861,7 +934,7 @@ public final class DaemonRuntime implements TargetRuntime {
         var meters = metrics.namespaceIo(nqn, nsid);
         // Adding it raises the Namespace Attribute Changed notice on every controller of the subsystem.
         Namespace ns = sub.addNamespace(o.coreConfig(), o.backend());
-        ns.observer(new NamespaceMeters(meters));
+        ns.observer(new NamespaceMeters(nqn, meters));
         watchCapacity(sub, ns);
         NsKey key = new NsKey(nqn, nsid);
         live.put(key, new Live(nqn, o.config(), o.backend(), ns));
@@ -886,7 +959,7 @@ public final class DaemonRuntime implements TargetRuntime {
         j.did(() -> {
             Live again = removedThisReload.remove(key);
             if (again != null) {
-                Namespace ns = sub.addNamespace(l.namespace().config(), l.backend());
+                Namespace ns = sub.addNamespace(l.namespace().currentConfig(), l.backend());
                 ns.observer(l.namespace().observer());
                 watchCapacity(sub, ns);
                 live.put(key, new Live(nqn, l.config(), l.backend(), ns));
@@ -919,16 +992,35 @@ public final class DaemonRuntime implements TargetRuntime {
         }
     }
 
-    /** On the backend agent: the core adopts the medium's size, unless the namespace was removed or replaced. */
-    private static void adoptCapacity(Subsystem sub, Namespace ns) {
-        if (sub.namespace(ns.nsid()) != ns) {
+    /**
+     * On reload: every file and block-device namespace reads its medium's size again (a whole-file namespace
+     * lseek(SEEK_END), a device BLKGETSIZE64) and, where it changed, the core tells every controller (changed
+     * namespace list, Namespace Attribute Changed), as the kernel target's {@code revalidate_size} does. RBD images
+     * are left out: their size thread already reports every resize, and asking librbd here could block the service
+     * thread on an unreachable cluster. A RAM namespace's size changes only with its configuration (a new namespace).
+     */
+    @Override
+    public void revalidateNamespaces() {
+        if (target == null) {
             return;
         }
-        long before = ns.sizeBlocks();
-        if (sub.revalidateNamespace(ns.nsid())) {
-            LOG.info(LogContext.format(sub.nqn(), null, "namespace " + ns.nsid() + ": " + ns.backend().describe()
-                    + " is now " + ns.backend().sizeBytes() + " bytes, " + before + " -> " + ns.sizeBlocks() + " blocks"
-                    + " of " + ns.blockSize() + " B; connected hosts are told (Namespace Attribute Changed)"));
+        for (Live l : live.values()) {
+            if (l.backend() instanceof AsyncFdBackend) {
+                Subsystem sub = target.subsystem(l.nqn());
+                if (sub != null) {
+                    adoptCapacity(sub, l.namespace());
+                }
+            }
+        }
+    }
+
+    /**
+     * On the backend agent (RBD) or the service thread (reload): the core adopts the medium's size, unless the
+     * namespace was removed or replaced; the namespace's {@link NamespaceMeters} logs a change.
+     */
+    private static void adoptCapacity(Subsystem sub, Namespace ns) {
+        if (sub.namespace(ns.nsid()) == ns) {
+            sub.revalidateNamespace(ns.nsid());
         }
     }
 

@@ -20,7 +20,7 @@ public final class DaemonRuntimeFactory implements TargetRuntimeFactory {
     public TargetRuntime create(TargetMetrics metrics) {
         boolean invalidate = !"0".equals(System.getenv("NVMF_TARGET_REMOTE_INVALIDATION"));
         DaemonRuntime.Options o = DaemonRuntime.Options.of(new FfmProvider());
-        return new DaemonRuntime(new DaemonRuntime.Options(o.provider(), invalidate, o.timerPeriod(),
+        return new DaemonRuntime(new DaemonRuntime.Options(o.provider(), invalidate,
                 o.backendFlushWait()), metrics);
     }
 }

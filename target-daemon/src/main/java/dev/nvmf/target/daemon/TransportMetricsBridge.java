@@ -4,6 +4,7 @@ import dev.nvmf.target.metrics.ConnectionReject;
 import dev.nvmf.target.metrics.TargetMetrics;
 import dev.nvmf.target.rdma.RdmaMetrics;
 import dev.nvmf.target.rdma.RdmaMetrics.RejectReason;
+import dev.nvmf.target.rdma.VerbsCalls;
 import dev.nvmf.verbs.WcStatus;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
@@ -21,7 +22,7 @@ import java.util.concurrent.atomic.LongAdder;
  * and do not collide with {@code PollerMetrics}' per-poller series.
  *
  * <p>Connection rejects are the exception: {@link TargetMetrics} already owns {@code nvmf_connection_rejects_total}
- * as push counters, so {@link #pushRejects()} (called by the daemon's timer thread) adds the adders' growth to
+ * as push counters, so {@link #pushRejects()} (before every scrape, and on the daemon's timer turns) adds the adders' growth to
  * them.
  */
 final class TransportMetricsBridge implements AutoCloseable {
@@ -30,11 +31,21 @@ final class TransportMetricsBridge implements AutoCloseable {
     private final RdmaMetrics rdma;
     private final List<Meter> meters = new ArrayList<>();
     private final long[] rejectsSeen = new long[RejectReason.values().length];
+    private final Runnable pushOnScrape = this::pushRejects;
 
     TransportMetricsBridge(TargetMetrics metrics, RdmaMetrics rdma) {
+        this(metrics, rdma, List.of());
+    }
+
+    /**
+     * @param pollerCalls each poller's count of verbs downcalls, by poller index: {@code
+     *                    nvmf_rdma_verbs_calls_total{poller,call}} (single-writer counters read when scraped)
+     */
+    TransportMetricsBridge(TargetMetrics metrics, RdmaMetrics rdma, List<VerbsCalls> pollerCalls) {
         this.metrics = metrics;
         this.registry = metrics.registry();
         this.rdma = rdma;
+        metrics.beforeScrape(pushOnScrape);
         counter("nvmf.rdma.commands.received", "command capsules received", rdma.commandsReceived);
         counter("nvmf.rdma.responses.sent", "response capsules sent (SEND or SEND_WITH_INV)", rdma.responsesSent);
         counter("nvmf.rdma.in.capsule.commands", "commands whose data came inside the capsule",
@@ -58,6 +69,10 @@ final class TransportMetricsBridge implements AutoCloseable {
                 rdma.earlyCapsules);
         counter("nvmf.rdma.credit.overruns", "queues closed because the host sent beyond its credits",
                 rdma.creditOverruns);
+        counter("nvmf.rdma.drain.timeouts", "queue drains that did not end within transport.drain_timeout (their QPs"
+                + " were destroyed)", rdma.drainTimeouts);
+        counter("nvmf.rdma.device.failures", "devices found dead (fatal event, removal, failed CQ or completion"
+                + " channel) and torn down", rdma.deviceFailures);
         counter("nvmf.rdma.queues.accepted", "RDMA queues (connections) accepted", rdma.queuesAccepted);
         counter("nvmf.rdma.queues.released", "RDMA queues drained and released", rdma.queuesClosed);
         meters.add(Gauge.builder("nvmf.rdma.queues.open", rdma.queuesOpen, a -> a.get())
@@ -66,6 +81,16 @@ final class TransportMetricsBridge implements AutoCloseable {
         meters.add(Gauge.builder("nvmf.queue.depth.in.use", rdma,
                         m -> Math.max(0, m.commandsReceived.sum() - m.responsesSent.sum()))
                 .description("commands received and not yet answered, over all queues").register(registry));
+        for (int p = 0; p < pollerCalls.size(); p++) {
+            VerbsCalls calls = pollerCalls.get(p);
+            for (VerbsCalls.Call call : VerbsCalls.Call.values()) {
+                meters.add(FunctionCounter.builder("nvmf.rdma.verbs.calls", calls, c -> c.count(call))
+                        .tag("poller", Integer.toString(p)).tag("call", call.label())
+                        .description("verbs downcalls a poller made (poll_cq_empty: the poll_cq calls that found"
+                                + " nothing; epoll_wait: its blocks)")
+                        .register(registry));
+            }
+        }
         for (int s = 0; s <= WcStatus.GENERAL_ERR; s++) {
             if (s == WcStatus.SUCCESS || s == WcStatus.WR_FLUSH_ERR) {
                 continue;
@@ -96,7 +121,7 @@ final class TransportMetricsBridge implements AutoCloseable {
 
     /**
      * Adds rejects counted by the transport since the last call to the daemon's reject counters; returns how many
-     * (one thread at a time: the timer thread, then stop).
+     * (one thread at a time: a scrape, a timer turn, then stop).
      */
     synchronized long pushRejects() {
         long total = 0;
@@ -114,6 +139,7 @@ final class TransportMetricsBridge implements AutoCloseable {
 
     @Override
     public void close() {
+        metrics.removeBeforeScrape(pushOnScrape);
         pushRejects();
         meters.forEach(registry::remove);
         meters.clear();

@@ -6,6 +6,7 @@ import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
 
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Meter;
@@ -39,6 +40,7 @@ public final class TargetMetrics {
     private final Map<String, SubsystemMetrics> subsystems = new HashMap<>();
     private final Map<Integer, PollerMetrics> pollers = new HashMap<>();
     private final Counter reloadsApplied;
+    private final List<Runnable> beforeScrape = new CopyOnWriteArrayList<>();
     private final Counter reloadsRefused;
 
     public TargetMetrics() {
@@ -64,8 +66,22 @@ public final class TargetMetrics {
         return registry;
     }
 
+    /**
+     * Runs {@code update} before every {@link #scrape} (any thread), for counters kept elsewhere and pushed here (the
+     * transport's connect rejects): they are current when read, with no thread waking up to push them.
+     */
+    public void beforeScrape(Runnable update) {
+        beforeScrape.add(update);
+    }
+
+    /** Undoes {@link #beforeScrape}. */
+    public void removeBeforeScrape(Runnable update) {
+        beforeScrape.remove(update);
+    }
+
     /** The Prometheus text exposition of every meter. */
     public String scrape() {
+        beforeScrape.forEach(Runnable::run);
         return registry.scrape();
     }
 

@@ -11,6 +11,8 @@ public final class AsyncEvents {
 
     public static final int NOTICE_NAMESPACE_ATTRIBUTE_CHANGED = 0x00;
     public static final int NOTICE_FIRMWARE_ACTIVATION = 0x01;
+    /** Notice 03h: an ANA group's state changed on this controller (read the ANA log page). */
+    public static final int NOTICE_ANA_CHANGE = 0x03;
     public static final int NOTICE_DISCOVERY_LOG_CHANGE = 0xF0;
 
     /** SMART / Health event information 01h: a temperature crossed a threshold (Temperature Threshold feature). */
@@ -25,6 +27,8 @@ public final class AsyncEvents {
     public static final int CONFIG_SMART_TEMPERATURE = 1 << 1;
     /** AEC (feature 0Bh) bit 8: send namespace attribute notices. */
     public static final int CONFIG_NAMESPACE_ATTRIBUTE = 1 << 8;
+    /** AEC bit 11: send Asymmetric Namespace Access change notices. */
+    public static final int CONFIG_ANA_CHANGE = 1 << 11;
     /** AEC bit 31: send discovery log page change notices. */
     public static final int CONFIG_DISCOVERY_LOG_CHANGE = 1 << 31;
 
@@ -38,6 +42,9 @@ public final class AsyncEvents {
     /** DW0 of the SMART / Health temperature threshold event (points at the SMART log). */
     public static final int SMART_TEMPERATURE =
             completionDw0(TYPE_SMART, SMART_TEMPERATURE_THRESHOLD, LogPages.LID_SMART_HEALTH);
+    /** DW0 of the ANA change notice (points at the ANA log page). */
+    public static final int ANA_CHANGED =
+            completionDw0(TYPE_NOTICE, NOTICE_ANA_CHANGE, LogPages.LID_ASYMMETRIC_NAMESPACE_ACCESS);
     /** DW0 of the discovery log change notice. */
     public static final int DISCOVERY_LOG_CHANGED =
             completionDw0(TYPE_NOTICE, NOTICE_DISCOVERY_LOG_CHANGE, LogPages.LID_DISCOVERY);

@@ -38,6 +38,11 @@ public final class IdentifyController {
     public static final int WCTEMP = 266;
     public static final int CCTEMP = 268;
     public static final int KAS = 320;
+    /** ANA Transition Time (seconds), ANA Capabilities, ANA Group Identifier Maximum, Number of ANA Group Ids. */
+    public static final int ANATT = 342;
+    public static final int ANACAP = 343;
+    public static final int ANAGRPMAX = 344;
+    public static final int NANAGRPID = 348;
     public static final int SQES = 512;
     public static final int CQES = 513;
     public static final int MAXCMD = 514;
@@ -65,6 +70,8 @@ public final class IdentifyController {
     public static final int CMIC_MULTI_PORT = 1;
     /** CMIC bit 1: the NVM subsystem may have two or more controllers. */
     public static final int CMIC_MULTI_CONTROLLER = 1 << 1;
+    /** CMIC bit 3: the controller reports Asymmetric Namespace Access (ANA log page, ANAGRPID, ANA statuses). */
+    public static final int CMIC_ANA = 1 << 3;
     /** CTRATT bit 0: 128-bit host identifier supported (required on fabrics). */
     public static final int CTRATT_HOST_ID_128 = 1;
     /** CTRATT bit 6: traffic based keep alive (any command re-arms the timer). */
@@ -74,6 +81,8 @@ public final class IdentifyController {
     public static final int CNTRLTYPE_ADMINISTRATIVE = 3;
     /** OAES bit 8: namespace attribute notices. */
     public static final int OAES_NAMESPACE_ATTRIBUTE = 1 << 8;
+    /** OAES bit 11: Asymmetric Namespace Access change notices (the Linux host enables only what OAES lists). */
+    public static final int OAES_ANA_CHANGE = 1 << 11;
     /** OAES bit 31: discovery log page change notices. */
     public static final int OAES_DISCOVERY_LOG_CHANGE = 1 << 31;
     /** LPA bit 0 SMART per namespace, bit 1 commands supported and effects, bit 2 extended data (NUMDU, LPO). */

@@ -12,6 +12,8 @@ public final class LogPages {
     public static final int LID_FIRMWARE_SLOT = 0x03;
     public static final int LID_CHANGED_NAMESPACE_LIST = 0x04;
     public static final int LID_COMMANDS_SUPPORTED_EFFECTS = 0x05;
+    /** Asymmetric Namespace Access ({@link AnaLog}). */
+    public static final int LID_ASYMMETRIC_NAMESPACE_ACCESS = 0x0C;
     public static final int LID_DISCOVERY = 0x70;
 
     public static int lid(int cdw10) { return cdw10 & 0xFF; }

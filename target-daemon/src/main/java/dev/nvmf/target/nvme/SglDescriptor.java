@@ -11,7 +11,9 @@ import java.lang.foreign.MemorySegment;
  *       Subtype 0xF asks the target to invalidate the key with SEND_WITH_INVALIDATE.</li>
  *   <li>Data Block (type 0) with subtype Offset (1): in-capsule data, address = offset into the in-capsule data,
  *       length 8-11 (32 bits).</li>
- *   <li>Last Segment (type 3) with subtype Offset: a list of descriptors in the capsule (needed when MSDBD &gt; 1).</li>
+ *   <li>Last Segment (type 3) with subtype Offset: a list of descriptors in the capsule (address = offset into the
+ *       in-capsule data, length 8-11 = bytes of the list, 16 per descriptor), how a host sends several keyed data
+ *       blocks for one command (up to MSDBD, NVMe-oF 1.1 figure 34).</li>
  * </ul>
  */
 public final class SglDescriptor {
@@ -40,6 +42,15 @@ public final class SglDescriptor {
     public static final int KEYED_ADDRESS = TYPE_KEYED_DATA_BLOCK << 4;
     /** Identifier byte of an in-capsule data block. */
     public static final int DATA_BLOCK_OFFSET = (TYPE_DATA_BLOCK << 4) | SUBTYPE_OFFSET;
+    /** Identifier byte of a Last Segment descriptor whose list is in the capsule. */
+    public static final int LAST_SEGMENT_OFFSET = (TYPE_LAST_SEGMENT << 4) | SUBTYPE_OFFSET;
+
+    /**
+     * The most data block descriptors one command may carry: what Identify Controller reports as MSDBD and the RDMA
+     * transport accepts in a Last Segment list (SPDK's host and target use 16, SPDK rdma.c
+     * {@code SPDK_NVMF_MAX_SGL_ENTRIES}).
+     */
+    public static final int MAX_DATA_DESCRIPTORS = 16;
 
     /** Largest length a keyed descriptor can carry (24 bits). */
     public static final int KEYED_MAX_LENGTH = 0xFF_FFFF;
@@ -87,11 +98,23 @@ public final class SglDescriptor {
 
     /** Writes an in-capsule data block descriptor (offset into the in-capsule data, length in bytes). */
     public SglDescriptor inCapsule(long offset, int length) {
-        Le.u64(segment, base + ADDRESS, offset);
+        return unkeyed(offset, length, DATA_BLOCK_OFFSET);
+    }
+
+    /**
+     * Writes a Last Segment descriptor for a list of {@code length} bytes (16 per descriptor) at {@code offset} in
+     * the in-capsule data, as SPDK's host sends several keyed data blocks.
+     */
+    public SglDescriptor lastSegment(long offset, int length) {
+        return unkeyed(offset, length, LAST_SEGMENT_OFFSET);
+    }
+
+    private SglDescriptor unkeyed(long address, int length, int identifier) {
+        Le.u64(segment, base + ADDRESS, address);
         Le.u32(segment, base + LENGTH, length);
         Le.u16(segment, base + 12, 0);
         Le.u8(segment, base + 14, 0);
-        Le.u8(segment, base + IDENTIFIER, DATA_BLOCK_OFFSET);
+        Le.u8(segment, base + IDENTIFIER, identifier);
         return this;
     }
 }

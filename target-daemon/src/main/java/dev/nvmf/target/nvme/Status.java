@@ -83,6 +83,12 @@ public final class Status {
     public static final int SC_COMPARE_FAILURE = 0x85;
     public static final int SC_ACCESS_DENIED = 0x86;
 
+    // --- Path related status (SCT 3; NVMe Base 2.0, figure "Path Related Status Values") ---
+    public static final int SC_INTERNAL_PATH_ERROR = 0x00;
+    public static final int SC_ANA_PERSISTENT_LOSS = 0x01;
+    public static final int SC_ANA_INACCESSIBLE = 0x02;
+    public static final int SC_ANA_TRANSITION = 0x03;
+
     // --- Ready-made values (with DNR where retrying cannot help) ---
     public static final int INVALID_OPCODE = SC_INVALID_OPCODE | DNR;
     public static final int INVALID_FIELD = SC_INVALID_FIELD | DNR;
@@ -96,6 +102,8 @@ public final class Status {
     public static final int DATA_SGL_LENGTH_INVALID = SC_DATA_SGL_LENGTH_INVALID | DNR;
     public static final int SGL_DESCRIPTOR_TYPE_INVALID = SC_SGL_DESCRIPTOR_TYPE_INVALID | DNR;
     public static final int SGL_OFFSET_INVALID = SC_SGL_OFFSET_INVALID | DNR;
+    public static final int INVALID_SGL_SEGMENT_DESCRIPTOR = SC_INVALID_SGL_SEGMENT_DESCRIPTOR | DNR;
+    public static final int INVALID_NUMBER_OF_SGL_DESCRIPTORS = SC_INVALID_SGL_DESCRIPTOR_COUNT | DNR;
     public static final int NAMESPACE_WRITE_PROTECTED = SC_NAMESPACE_WRITE_PROTECTED | DNR;
     public static final int LBA_OUT_OF_RANGE = SC_LBA_OUT_OF_RANGE | DNR;
     public static final int CAPACITY_EXCEEDED = SC_CAPACITY_EXCEEDED | DNR;
@@ -113,6 +121,14 @@ public final class Status {
     public static final int WRITE_FAULT = sct(SCT_MEDIA, SC_WRITE_FAULT);
     public static final int UNRECOVERED_READ_ERROR = sct(SCT_MEDIA, SC_UNRECOVERED_READ_ERROR);
     public static final int COMPARE_FAILURE = sct(SCT_MEDIA, SC_COMPARE_FAILURE) | DNR;
+    /**
+     * The ANA statuses, without DNR as the kernel target answers them (core.c, {@code nvmet_check_ana_state}): the
+     * Linux host fails such a command over to another path and re-reads the ANA log (kernel host multipath.c,
+     * {@code nvme_failover_req}); with DNR it would end the command with an error instead.
+     */
+    public static final int ANA_PERSISTENT_LOSS = sct(SCT_PATH, SC_ANA_PERSISTENT_LOSS);
+    public static final int ANA_INACCESSIBLE = sct(SCT_PATH, SC_ANA_INACCESSIBLE);
+    public static final int ANA_TRANSITION = sct(SCT_PATH, SC_ANA_TRANSITION);
 
     private Status() {
     }

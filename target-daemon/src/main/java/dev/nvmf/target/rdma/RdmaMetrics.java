@@ -29,6 +29,8 @@ public final class RdmaMetrics {
     public final LongAdder responsesSent = new LongAdder();
     /** Responses sent with SEND_WITH_INV. */
     public final LongAdder remoteInvalidations = new LongAdder();
+    /** Commands whose data moved straight between the host and a RAM namespace's memory (zero copy). */
+    public final LongAdder zeroCopyCommands = new LongAdder();
     /** Commands whose data came inside the capsule (SGL data block, offset subtype). */
     public final LongAdder inCapsuleCommands = new LongAdder();
     /** RDMA READs posted (host data of writes with a keyed SGL). */
@@ -42,6 +44,10 @@ public final class RdmaMetrics {
     /** Queues accepted / fully drained and released. */
     public final LongAdder queuesAccepted = new LongAdder();
     public final LongAdder queuesClosed = new LongAdder();
+    /** Drains that did not end within the drain timeout: their QPs were destroyed to stop the hardware. */
+    public final LongAdder drainTimeouts = new LongAdder();
+    /** Devices found dead (DEVICE_FATAL, removal, a failed CQ or completion channel) and torn down. */
+    public final LongAdder deviceFailures = new LongAdder();
     /** Queues currently open (accepted, not yet released). */
     public final AtomicLong queuesOpen = new AtomicLong();
 

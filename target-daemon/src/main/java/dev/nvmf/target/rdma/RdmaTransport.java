@@ -5,6 +5,7 @@ import dev.nvmf.target.rdma.cm.CmAgent;
 import dev.nvmf.target.rdma.cm.PortListener;
 import dev.nvmf.target.rdma.poller.Poller;
 import dev.nvmf.verbs.CmEventChannel;
+import dev.nvmf.verbs.EventWaiter;
 import dev.nvmf.verbs.RdmaProvider;
 import org.agrona.ErrorHandler;
 import org.agrona.LangUtil;
@@ -20,6 +21,7 @@ import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.LongSupplier;
 
 /**
  * The NVMe-oF RDMA transport: listeners, the CM agent and the pollers, over any {@link RdmaProvider}.
@@ -32,13 +34,17 @@ import java.util.concurrent.locks.LockSupport;
  */
 public final class RdmaTransport implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(RdmaTransport.class.getName());
+    /** How long stop() waits for queues whose QPs it destroyed to give back what the core held. */
+    private static final long STOP_GRACE_NANOS = 2_000_000_000L;
 
     private final RdmaProvider provider;
     private final RdmaTransportConfig config;
     private final QueueAcceptor acceptor;
+    private final LongSupplier clock;
     private final RdmaMetrics metrics = new RdmaMetrics();
     private final Poller[] pollers;
     private CmEventChannel channel;
+    private EventWaiter cmWaiter;
     private CmAgent cm;
     private final List<AgentRunner> runners = new ArrayList<>();
     private AgentInvoker cmInvoker;
@@ -49,11 +55,23 @@ public final class RdmaTransport implements AutoCloseable {
     private boolean closed;
 
     public RdmaTransport(RdmaProvider provider, RdmaTransportConfig config, QueueAcceptor acceptor) {
+        this(provider, config, acceptor, System::nanoTime);
+    }
+
+    /**
+     * A transport whose deadlines and rate limits read {@code clock} (nanoseconds; {@link System#nanoTime} unless a
+     * test drives the agents through invokers with a virtual clock, such as a manual soft fabric's).
+     */
+    public RdmaTransport(RdmaProvider provider, RdmaTransportConfig config, QueueAcceptor acceptor,
+                         LongSupplier clock) {
         this.provider = provider;
         this.config = config;
         this.acceptor = acceptor;
+        this.clock = clock;
         this.pollers = new Poller[config.pollers()];
-        for (int i = 0; i < pollers.length; i++) pollers[i] = new Poller(i, config, metrics);
+        for (int i = 0; i < pollers.length; i++) {
+            pollers[i] = new Poller(i, config, metrics, clock, provider.createEventWaiter());
+        }
     }
 
     public RdmaTransportConfig config() { return config; }
@@ -87,21 +105,26 @@ public final class RdmaTransport implements AutoCloseable {
 
     private void listen() {
         channel = provider.createEventChannel();
-        cm = new CmAgent(config, channel, acceptor, pollers, metrics);
+        cmWaiter = provider.createEventWaiter();
+        cm = new CmAgent(config, provider, channel, cmWaiter, acceptor, pollers, metrics, clock);
         try {
             cm.listen();
         } catch (RuntimeException e) {
             cm.beginShutdown();
+            cm.closeDevices();
             channel.close();
+            cmWaiter.close();
             throw e;
         }
         opened = true;
     }
 
     private void run(Agent agent, IdleStrategy idle) {
-        // A failing duty cycle is logged and the agent carries on: one bad event does not stop the data plane.
-        AgentRunner runner = new AgentRunner(idle,
-                t -> LOG.log(System.Logger.Level.ERROR, agent.roleName() + " failed", t), null, agent);
+        // A RuntimeException that reaches the runner (the agents contain their own to the queue concerned) is logged
+        // and the agent carries on. An Error ends the agent's thread (AgentRunner rethrows it): see healthy().
+        AgentRunner runner = new AgentRunner(idle, t -> LOG.log(System.Logger.Level.ERROR, agent.roleName()
+                + (t instanceof Error ? " died; the transport is unhealthy and the daemon must restart" : " failed"),
+                t), null, agent);
         runners.add(runner);
         AgentRunner.startOnThread(runner, r -> {
             Thread t = new Thread(r, agent.roleName());
@@ -116,6 +139,24 @@ public final class RdmaTransport implements AutoCloseable {
     }
 
     public CmAgent cm() { return cm; }
+
+    /**
+     * Whether every agent thread still runs (after {@link #start()}; invokers are always healthy). An Error
+     * (OutOfMemoryError, StackOverflowError) in an agent ends its thread: it may have struck between two writes of a
+     * request's state, so the queues of that agent can no longer be trusted to reuse no buffer the hardware still
+     * owns, and carrying on is not safe. The daemon withholds its watchdog ping when this is false, so systemd
+     * restarts it; the process exit destroys every QP (the kernel's uverbs cleanup) before the memory goes.
+     */
+    public boolean healthy() {
+        synchronized (this) {
+            if (closed) return false;
+        }
+        for (AgentRunner r : runners) {
+            Thread t = r.thread(); // null until its thread has started
+            if (t != null && !t.isAlive()) return false;
+        }
+        return true;
+    }
 
     /** The CM agent's invoker, after {@link #open()}. */
     public AgentInvoker cmInvoker() { return cmInvoker; }
@@ -197,10 +238,16 @@ public final class RdmaTransport implements AutoCloseable {
         long deadline = System.nanoTime() + timeoutMillis * 1_000_000L;
         while (openQueues() > 0 && System.nanoTime() < deadline) progress.run();
         if (openQueues() > 0) {
-            LOG.log(System.Logger.Level.WARNING, "{0} queue(s) did not drain in {1} ms; releasing anyway",
+            // Never "release anyway": the hardware may still write what the queues use. Their QPs are destroyed
+            // first (that stops the hardware), then the queues end like a bounded drain and are released.
+            LOG.log(System.Logger.Level.WARNING, "{0} queue(s) did not drain in {1} ms; destroying their QPs",
                     openQueues(), timeoutMillis);
-            for (Poller p : pollers) {
-                for (var q : p.liveQueues()) LOG.log(System.Logger.Level.WARNING, "  " + q.describe());
+            cm.submit(cm::destroyUndrainedQueues);
+            long grace = System.nanoTime() + STOP_GRACE_NANOS;
+            while (openQueues() > 0 && System.nanoTime() < grace) progress.run();
+            if (openQueues() > 0) {
+                LOG.log(System.Logger.Level.WARNING, "{0} queue(s) still wait for the core; their QPs are destroyed",
+                        openQueues());
             }
         }
         close();
@@ -216,19 +263,27 @@ public final class RdmaTransport implements AutoCloseable {
      */
     @Override
     public synchronized void close() {
-        if (closed || !opened) return;
+        if (closed) return;
         closed = true;
+        if (!opened) {
+            for (Poller p : pollers) p.close(); // their waiters
+            return;
+        }
         cm.requestStop();
         for (Poller p : pollers) p.requestStop();
         for (AgentRunner r : runners) closeWithin(r, 5);
         if (cmInvoker != null) cmInvoker.close();
         for (AgentInvoker i : pollerInvokers) i.close();
         // The agents are closed: this thread owns what they owned. Listeners the CM agent did not get to close
-        // (stop() found no queue to wait for) go now.
+        // (stop() found no queue to wait for) go now. The order is always QP destroyed, then the CQs, then the
+        // memory deregistered, then freed: a queue still open (the core still holds a request) has its QP destroyed
+        // here; where that fails, its device's memory is leaked on purpose.
         cm.beginShutdown();
+        cm.destroyRemainingQueuePairs();
         for (Poller p : pollers) p.close();
         cm.closeDevices();
         channel.close();
+        cmWaiter.close();
     }
 
     /** Closes an agent's runner, waiting at most {@code seconds} for its thread (AgentRunner.close alone waits on). */

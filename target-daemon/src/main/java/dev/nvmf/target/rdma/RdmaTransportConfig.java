@@ -15,11 +15,21 @@ import java.util.List;
  *                           worst-case completions fit ("no resources" reject otherwise)
  * @param smallBuffers       registered data buffers of {@link #SMALL_BUFFER_SIZE} bytes per poller and device
  * @param largeBuffers       registered data buffers of maxIoSize bytes per poller and device
- * @param pollerIdleMillis   how long an idle poller blocks on its completion channel before it looks again
+ * @param drainTimeoutMillis how long a queue's drain may take before its QP is destroyed to stop the hardware
+ *                           (YAML {@code transport.drain_timeout}; a dead device completes nothing, not even flushes)
+ * @param zeroCopyRam        register RAM namespaces with each device and move their data straight between the host
+ *                           and namespace memory, without a data buffer or a copy (YAML {@code transport.zero_copy});
+ *                           false: every namespace's data goes through the registered buffer pools
+ * @param busyPollNanos      how long an idle poller keeps polling after its last completion or inbox item before it
+ *                           arms its CQs and blocks on their channels (YAML {@code transport.busy_poll}); 0 = at once
+ * @param srqDepth           receive buffers of the shared receive queue each poller has on each device, which all its
+ *                           queues on that device take their command capsules from (YAML {@code transport.srq} and
+ *                           {@code transport.srq_depth}); 0 = no SRQ, each queue posts receives of its own
  */
 public record RdmaTransportConfig(List<RdmaPortConfig> ports, int pollers, boolean remoteInvalidation,
                                   int maxIoSize, int maxIoQueues, int cqSize, int smallBuffers,
-                                  int largeBuffers, long pollerIdleMillis) {
+                                  int largeBuffers, long drainTimeoutMillis, boolean zeroCopyRam, long busyPollNanos,
+                                  int srqDepth) {
     /** Size of the small data-buffer class: covers 4 KiB and 8 KiB I/O without taking a large buffer. */
     public static final int SMALL_BUFFER_SIZE = 8192;
 
@@ -32,46 +42,102 @@ public record RdmaTransportConfig(List<RdmaPortConfig> ports, int pollers, boole
         if (maxIoQueues < 1 || maxIoQueues > 65534) throw new IllegalArgumentException("maxIoQueues " + maxIoQueues);
         if (cqSize < 64) throw new IllegalArgumentException("cqSize " + cqSize + " must be at least 64");
         if (smallBuffers < 1 || largeBuffers < 1) throw new IllegalArgumentException("buffer counts must be >= 1");
-        if (pollerIdleMillis < 1) throw new IllegalArgumentException("pollerIdleMillis must be >= 1");
+        if (drainTimeoutMillis < 1) throw new IllegalArgumentException("drain timeout must be >= 1 ms");
+        if (busyPollNanos < 0) throw new IllegalArgumentException("busy-poll period must be >= 0");
+        if (srqDepth < 0) throw new IllegalArgumentException("srq depth " + srqDepth + " must be >= 0");
         java.util.Set<Integer> ids = new java.util.HashSet<>();
         for (RdmaPortConfig p : ports) {
             if (!ids.add(p.portId())) throw new IllegalArgumentException("duplicate port id " + p.portId());
         }
     }
 
-    /** One poller, remote invalidation on, 128 KiB max I/O, 128 I/O queues, 8192-entry CQs. */
+    /** The default bound of a queue's drain. */
+    public static final long DEFAULT_DRAIN_TIMEOUT_MILLIS = 30_000;
+
+    /**
+     * The default busy-poll period (docs/performance.md, section 6): a reasoned choice, not yet a measured one (the soft
+     * fabric is too slow to show the benefit; the lab measurement is still to do). Meant to be long enough that a
+     * host's next command at queue depth 1 on hardware arrives before the poller arms and sleeps.
+     */
+    public static final long DEFAULT_BUSY_POLL_NANOS = 50_000;
+
+    /**
+     * One poller, remote invalidation on, 128 KiB max I/O, 128 I/O queues, 8192-entry CQs, 30 s drain bound, the
+     * default busy-poll period.
+     */
     public static RdmaTransportConfig of(List<RdmaPortConfig> ports) {
-        return new RdmaTransportConfig(ports, 1, true, 128 * 1024, 128, 8192, 256, 32, 100);
+        return new RdmaTransportConfig(ports, 1, true, 128 * 1024, 128, 8192, 256, 32, DEFAULT_DRAIN_TIMEOUT_MILLIS,
+                DEFAULT_ZERO_COPY_RAM, DEFAULT_BUSY_POLL_NANOS, 0);
+    }
+
+    /** Whether RAM namespaces are zero copy unless configured otherwise. */
+    public static final boolean DEFAULT_ZERO_COPY_RAM = false;
+
+    public RdmaTransportConfig withZeroCopyRam(boolean on) {
+        return new RdmaTransportConfig(ports, pollers, remoteInvalidation, maxIoSize, maxIoQueues, cqSize, smallBuffers,
+                largeBuffers, drainTimeoutMillis, on, busyPollNanos, srqDepth);
+    }
+
+    public RdmaTransportConfig withBusyPollNanos(long nanos) {
+        return new RdmaTransportConfig(ports, pollers, remoteInvalidation, maxIoSize, maxIoQueues, cqSize, smallBuffers,
+                largeBuffers, drainTimeoutMillis, zeroCopyRam, nanos, srqDepth);
+    }
+
+    public RdmaTransportConfig withDrainTimeoutMillis(long millis) {
+        return new RdmaTransportConfig(ports, pollers, remoteInvalidation, maxIoSize, maxIoQueues, cqSize, smallBuffers,
+                largeBuffers, millis, zeroCopyRam, busyPollNanos, srqDepth);
     }
 
     public RdmaTransportConfig withPollers(int n) {
         return new RdmaTransportConfig(ports, n, remoteInvalidation, maxIoSize, maxIoQueues, cqSize, smallBuffers,
-                largeBuffers, pollerIdleMillis);
+                largeBuffers, drainTimeoutMillis, zeroCopyRam, busyPollNanos, srqDepth);
     }
 
     public RdmaTransportConfig withRemoteInvalidation(boolean on) {
         return new RdmaTransportConfig(ports, pollers, on, maxIoSize, maxIoQueues, cqSize, smallBuffers,
-                largeBuffers, pollerIdleMillis);
+                largeBuffers, drainTimeoutMillis, zeroCopyRam, busyPollNanos, srqDepth);
     }
 
     public RdmaTransportConfig withMaxIoSize(int size) {
         return new RdmaTransportConfig(ports, pollers, remoteInvalidation, size, maxIoQueues, cqSize, smallBuffers,
-                largeBuffers, pollerIdleMillis);
+                largeBuffers, drainTimeoutMillis, zeroCopyRam, busyPollNanos, srqDepth);
     }
 
     public RdmaTransportConfig withCqSize(int size) {
         return new RdmaTransportConfig(ports, pollers, remoteInvalidation, maxIoSize, maxIoQueues, size,
-                smallBuffers, largeBuffers, pollerIdleMillis);
+                smallBuffers, largeBuffers, drainTimeoutMillis, zeroCopyRam, busyPollNanos, srqDepth);
     }
 
     public RdmaTransportConfig withBuffers(int small, int large) {
         return new RdmaTransportConfig(ports, pollers, remoteInvalidation, maxIoSize, maxIoQueues, cqSize, small,
-                large, pollerIdleMillis);
+                large, drainTimeoutMillis, zeroCopyRam, busyPollNanos, srqDepth);
     }
 
     public RdmaTransportConfig withMaxIoQueues(int n) {
         return new RdmaTransportConfig(ports, pollers, remoteInvalidation, maxIoSize, n, cqSize, smallBuffers,
-                largeBuffers, pollerIdleMillis);
+                largeBuffers, drainTimeoutMillis, zeroCopyRam, busyPollNanos, srqDepth);
+    }
+
+    /**
+     * The default number of receive buffers of a shared receive queue: the kernel target's (kernel rdma.c,
+     * {@code nvmet_rdma_srq_size}, 1024); SPDK's is 4096 ({@code SPDK_NVMF_RDMA_DEFAULT_SRQ_DEPTH}).
+     */
+    public static final int DEFAULT_SRQ_DEPTH = 1024;
+
+    /** With a shared receive queue of {@code depth} buffers per poller and device (0: none). */
+    public RdmaTransportConfig withSrqDepth(int depth) {
+        return new RdmaTransportConfig(ports, pollers, remoteInvalidation, maxIoSize, maxIoQueues, cqSize, smallBuffers,
+                largeBuffers, drainTimeoutMillis, zeroCopyRam, busyPollNanos, depth);
+    }
+
+    /** Whether pollers take their queues' capsules from a shared receive queue per device. */
+    public boolean sharedReceiveQueue() { return srqDepth > 0; }
+
+    /** The largest in-capsule data size of the ports: what one shared receive buffer must hold after the SQE. */
+    public int maxInCapsuleDataSize() {
+        int max = 0;
+        for (RdmaPortConfig p : ports) max = Math.max(max, p.inCapsuleDataSize());
+        return max;
     }
 
     /** The port with this id, or null. */

@@ -9,7 +9,7 @@ public final class ExitCodes {
     public static final int OK = 0;
     /** An unexpected internal error (a bug: the log has the exception). */
     public static final int SOFTWARE = 1;
-    /** Bad command line (unknown option, missing argument): picocli's usage error code. */
+    /** Bad command line (unknown option, missing value, a value that does not convert; the cli package). */
     public static final int USAGE = 2;
     /** The launcher found no JDK 22+ or no built jar (bin/nvmf-target, scripts/env.sh). */
     public static final int LAUNCHER = 3;
@@ -20,6 +20,8 @@ public final class ExitCodes {
      * port is taken, the RDMA stack is unavailable, or this build has no target runtime.
      */
     public static final int UNAVAILABLE = 5;
+    /** {@code selftest}: a capability the target needs failed on the device (each failure has its line). */
+    public static final int SELFTEST_FAILED = 6;
 
     private ExitCodes() {}
 }

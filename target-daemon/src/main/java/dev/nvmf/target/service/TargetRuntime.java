@@ -1,9 +1,11 @@
 package dev.nvmf.target.service;
 
 import java.time.Duration;
+import java.util.List;
 
 import dev.nvmf.target.config.ConfigDiff;
 import dev.nvmf.target.config.TargetConfig;
+import dev.nvmf.target.nvme.AnaState;
 
 /**
  * What the service needs from the running target (core + transport + backends). Implemented by the integration
@@ -23,6 +25,30 @@ public interface TargetRuntime {
      * the old configuration as current.
      */
     void apply(ConfigDiff diff, TargetConfig newConfig) throws Exception;
+
+    /**
+     * Sets an ANA group's state on a port now, and tells the hosts connected through it ({@code nvmf-target ana set},
+     * received on the control socket): until a restart, or a reload that changes that group's entry on that port.
+     *
+     * @return one line saying what changed
+     * @throws IllegalArgumentException for a port or group the runtime does not have (the operator's mistake)
+     */
+    default String setAnaState(int portId, int groupId, AnaState state) {
+        throw new UnsupportedOperationException("this runtime serves no ANA groups");
+    }
+
+    /** Each port's state of each ANA group in use, one line each: "port 1 group 1 optimized". */
+    default List<String> anaStates() {
+        throw new UnsupportedOperationException("this runtime serves no ANA groups");
+    }
+
+    /**
+     * Reads the size of every namespace's medium again and tells connected hosts of each that changed (the kernel
+     * target's configfs {@code revalidate_size}, core.c {@code nvmet_ns_revalidate}): the service calls it on every
+     * reload, including one whose file did not change, so that {@code systemctl reload} after growing a file or a
+     * block device is how an operator resizes a namespace. Runtimes without storage do nothing.
+     */
+    default void revalidateNamespaces() {}
 
     /** One line for systemd's STATUS= and the log: e.g. "3 subsystems, 2 ports, 5 controllers". */
     String status();

@@ -19,7 +19,6 @@ import dev.nvmf.verbs.PortAttributes;
 import dev.nvmf.verbs.RdmaProvider;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import picocli.CommandLine;
 
 class CliTest {
     @TempDir
@@ -75,8 +74,9 @@ class CliTest {
         assertEquals(ExitCodes.CONFIG, r.code());
         assertEquals("", r.out());
         assertEquals(bad + ":2:3: transport.max_queue_depht: unknown key 'max_queue_depht' (did you mean "
-                + "'max_queue_depth'?); allowed here: in_capsule_data_size, max_aq_depth, max_io_qpairs_per_ctrlr, "
-                + "max_io_size, max_queue_depth, pollers\n" + bad + ": invalid (1 error)\n", r.err());
+                + "'max_queue_depth'?); allowed here: busy_poll, drain_timeout, in_capsule_data_size, max_aq_depth, "
+                + "max_io_qpairs_per_ctrlr, max_io_size, max_queue_depth, pollers, srq, srq_depth, zero_copy\n" + bad
+                + ": invalid (1 error)\n", r.err());
     }
 
     @Test
@@ -177,10 +177,8 @@ class CliTest {
     static Run devices(RdmaProvider provider) {
         StringWriter out = new StringWriter();
         StringWriter err = new StringWriter();
-        CommandLine cl = new CommandLine(new DevicesCommand(() -> provider));
-        cl.setOut(new PrintWriter(out));
-        cl.setErr(new PrintWriter(err));
-        int code = cl.execute();
+        int code = Main.execute(DevicesCommand.SPEC, new DevicesCommand(() -> provider), new String[0],
+                new PrintWriter(out), new PrintWriter(err));
         return new Run(code, out.toString(), err.toString());
     }
 

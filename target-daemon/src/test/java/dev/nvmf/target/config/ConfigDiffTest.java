@@ -113,6 +113,40 @@ class ConfigDiffTest {
                 "! transport.pollers: 1 -> 2 (takes effect on restart)"), d.describe());
     }
 
+    /**
+     * ANA: a port's group states and a namespace's group apply live; the diff names exactly the groups whose entry
+     * changed on each port, so that a state set at run time on another group is left alone.
+     */
+    @Test
+    void anaStatesOfPortsAndGroupsOfNamespaces() throws Exception {
+        String before = BEFORE.replace("{id: 1, traddr: 10.0.0.1,", "{id: 1, ana_groups: [{grpid: 1, state: optimized}, "
+                + "{grpid: 2, state: inaccessible}, {grpid: 5, state: optimized}], traddr: 10.0.0.1,");
+        String after = BEFORE.replace("{id: 1, traddr: 10.0.0.1,", "{id: 1, ana_groups: [{grpid: 1, state: optimized}, "
+                        + "{grpid: 2, state: non-optimized}, {grpid: 4, state: change}], traddr: 10.0.0.1,")
+                .replace("{id: 2, traddr: 10.0.0.2,", "{id: 2, ana_groups: [{grpid: 1, state: persistent-loss}], "
+                        + "traddr: 10.0.0.2,")
+                .replace("{nsid: 2, ram_size: 2MiB}", "{nsid: 2, ram_size: 2MiB, ana_group: 2}");
+        ConfigDiff d = ConfigDiff.between(load(before), load(after));
+        assertEquals(2, d.portsChanged().size());
+        ConfigDiff.PortChange p1 = d.portsChanged().get(0);
+        assertEquals(false, p1.listenerChanged(), "no listener is re-created for ANA states");
+        assertEquals(List.of(2, 4, 5), p1.anaGroupsChanged(), "group 1 is the same: left out");
+        assertEquals(List.of(1), d.portsChanged().get(1).anaGroupsChanged());
+        ConfigDiff.NamespaceChange n2 = d.subsystemsChanged().get(0).namespacesChanged().get(0);
+        assertEquals(true, n2.anaGroupOnly());
+        assertEquals(false, n2.enabledOnly());
+        assertEquals(List.of(
+                "~ namespace " + A + " nsid 2 ana_group 1 -> 2",
+                "~ port 1 ana group 2: inaccessible -> non-optimized",
+                "~ port 1 ana group 4: inaccessible -> change",
+                "~ port 1 ana group 5: optimized -> inaccessible",
+                "~ port 2 ana group 1: optimized -> persistent-loss"), d.describe());
+        // A namespace whose group and backing both change is re-created: not a group move.
+        ConfigDiff both = ConfigDiff.between(load(before), load(after.replace("{nsid: 2, ram_size: 2MiB, ana_group: 2}",
+                "{nsid: 2, ram_size: 4MiB, ana_group: 2}")));
+        assertEquals(false, both.subsystemsChanged().get(0).namespacesChanged().get(0).anaGroupOnly());
+    }
+
     @Test
     void allowedHostsAndListenerChanges() throws Exception {
         TargetConfig before = load(BEFORE);

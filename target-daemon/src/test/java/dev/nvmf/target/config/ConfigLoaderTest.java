@@ -10,6 +10,7 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.UUID;
 
+import dev.nvmf.target.nvme.AnaState;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -46,9 +47,34 @@ class ConfigLoaderTest {
             """.formatted(HOST, SUB, HOST, SUB);
 
     @Test
+    void zeroCopyIsOffByDefaultAndTurnsOnInTheTransportSection() throws Exception {
+        assertEquals(false, ok(VALID).transport().zeroCopy());
+        TargetConfig on = ok(VALID + "transport:\n  zero_copy: true\n");
+        assertEquals(true, on.transport().zeroCopy());
+    }
+
+    @Test
+    void sharedReceiveQueueIsOffByDefaultAndItsDepthIsChecked() throws Exception {
+        assertEquals(false, ok(VALID).transport().srq());
+        assertEquals(1024, ok(VALID).transport().srqDepth());
+        TargetConfig on = ok(VALID + "transport:\n  srq: true\n  srq_depth: 4096\n");
+        assertEquals(true, on.transport().srq());
+        assertEquals(4096, on.transport().srqDepth());
+        int line = (int) VALID.lines().count() + 2; // the line after "transport:"
+        assertEquals(List.of("t.yaml:" + line + ":8: transport.srq: expected true or false, found string 'yes "
+                + "please'"), errors(VALID + "transport:\n  srq: yes please\n"));
+        assertEquals(List.of("t.yaml:" + (line + 1) + ":14: transport.srq_depth: value 100 is out of range, allowed "
+                + "256 to 65536"), errors(VALID + "transport:\n  srq: true\n  srq_depth: 100\n"));
+        assertEquals(List.of("t.yaml:" + line + ":14: transport.srq_depth: has no effect without srq: true"),
+                ConfigLoader.parse(VALID + "transport:\n  srq_depth: 512\n", "t.yaml",
+                        ConfigLoader.Options.NO_DEVICE_CHECK).warnings().stream().map(ConfigError::toString).toList());
+    }
+
+    @Test
     void defaultsMatchTheKernelTarget() throws Exception {
         TargetConfig c = ok(VALID);
-        assertEquals(new TransportSection(128, 128, 8192, 1 << 20, 32, 1), c.transport());
+        assertEquals(new TransportSection(128, 128, 8192, 1 << 20, 32, 1, 30, false, 50_000, false, 1024),
+                c.transport());
         PortSection p = c.ports().get(0);
         assertEquals(new PortSection(1, "rdma", "ipv4", "192.168.1.10", 4420, 8192, 128, List.of(SUB), List.of()), p);
         assertEquals(DiscoverySection.defaults(), c.discovery());
@@ -559,6 +585,63 @@ class ConfigLoaderTest {
                         + "'9464'",
                 "t.yaml:15:10: logging.level: 'loud' is not one of error, warning, info, debug, trace"),
                 errors(VALID + "metrics:\n  listen: \"9464\"\nlogging:\n  level: loud\n"));
+    }
+
+    /** namespaces[].ana_group and ports[].ana_groups: read, defaulted, written back, and checked with positions. */
+    @Test
+    void anaGroupsOfNamespacesAndPorts() throws Exception {
+        String yaml = VALID.replace("    ram_size: 64MiB\n", "    ram_size: 64MiB\n      - {nsid: 2, ram_size: 1MiB, ana_group: 2}\n")
+                .replace("subsystems: [" + SUB + "]", """
+                        subsystems: [%s]
+                            ana_groups:
+                              - {grpid: 2, state: optimized}
+                              - {grpid: 1, state: Non-Optimized}""".formatted(SUB));
+        TargetConfig c = ok(yaml);
+        assertEquals(List.of(1, 2), c.subsystems().get(0).namespaces().stream().map(NamespaceSection::anaGroup)
+                .toList(), "group 1 unless configured");
+        PortSection p = c.ports().get(0);
+        assertEquals(List.of(new AnaGroupSection(1, AnaState.NON_OPTIMIZED), new AnaGroupSection(2, AnaState.OPTIMIZED)),
+                p.anaGroups(), "by group id");
+        assertEquals(AnaState.NON_OPTIMIZED, p.anaState(1));
+        assertEquals(AnaState.INACCESSIBLE, p.anaState(3), "a group the port does not list: inaccessible");
+        assertEquals(AnaState.OPTIMIZED, ok(VALID).ports().get(0).anaState(1), "group 1 by default: optimized");
+        String written = ConfigWriter.toYaml(c);
+        assertTrue(written.contains("state: non-optimized") && written.contains("ana_group: 2"), written);
+        assertEquals(c, ok(written), "the effective configuration reads back the same");
+        assertEquals(List.of(), ConfigLoader.parse(yaml, "t.yaml", ConfigLoader.Options.NO_DEVICE_CHECK).warnings());
+
+        assertEquals(List.of(
+                "t.yaml:9:46: subsystems[0].namespaces[1].ana_group: value 129 is out of range, allowed 1 to 128",
+                "t.yaml:10:46: subsystems[0].namespaces[2].ana_group: value 0 is out of range, allowed 1 to 128",
+                "t.yaml:15:27: ports[0].ana_groups[0].state: 'standby' is not an ANA state; expected one of optimized, "
+                        + "non-optimized, inaccessible, persistent-loss, change",
+                "t.yaml:16:9: ports[0].ana_groups[1]: missing required key 'grpid' (the ANA group, 1..128)",
+                "t.yaml:17:9: ports[0].ana_groups[2]: missing required key 'state'",
+                "t.yaml:18:17: ports[0].ana_groups[3].grpid: ANA group 1 is listed twice on this port (first at line "
+                        + "15:17)",
+                "t.yaml:19:38: ports[0].ana_groups[4].stat: unknown key 'stat' (did you mean 'state'?); allowed here: "
+                        + "grpid, state"),
+                errors(VALID.replace("    ram_size: 64MiB\n", "    ram_size: 64MiB\n"
+                        + "      - {nsid: 2, ram_size: 1MiB, ana_group: 129}\n"
+                        + "      - {nsid: 3, ram_size: 1MiB, ana_group: 0}\n").replace("subsystems: [" + SUB + "]", """
+                        subsystems: [%s]
+                            ana_groups:
+                              - {grpid: 1, state: standby}
+                              - {state: optimized}
+                              - {grpid: 3}
+                              - {grpid: 1, state: optimized}
+                              - {grpid: 4, state: optimized, stat: x}""".formatted(SUB))));
+
+        // A namespace in a group no port lists is inaccessible everywhere: a warning, at its ana_group.
+        var r = ConfigLoader.parse(VALID.replace("    ram_size: 64MiB\n", "    ram_size: 64MiB\n        ana_group: 3\n"),
+                "t.yaml", ConfigLoader.Options.NO_DEVICE_CHECK);
+        assertEquals(List.of("t.yaml:9:20: subsystems[0].namespaces[0].ana_group: namespace 1 of " + SUB + " is in "
+                + "ANA group 3, which no port lists in ana_groups: it is inaccessible through every port (the default "
+                + "of a group other than 1)"), r.warnings().stream().map(ConfigError::toString).toList());
+        // ... but not when a port sets it, even inaccessible (another daemon may serve that group).
+        assertEquals(List.of(), ConfigLoader.parse(VALID.replace("    ram_size: 64MiB\n", "    ram_size: 64MiB\n        "
+                + "ana_group: 3\n").replace("subsystems: [" + SUB + "]", "subsystems: [" + SUB + "]\n    ana_groups: "
+                + "[{grpid: 3, state: inaccessible}]"), "t.yaml", ConfigLoader.Options.NO_DEVICE_CHECK).warnings());
     }
 
     @Test

@@ -8,6 +8,7 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.UUID;
 
+import dev.nvmf.target.nvme.AnaState;
 import org.junit.jupiter.api.Test;
 
 /** nvmetcli save files (the shape of nvmetcli's own examples: rdma.json, and a fuller two-port save). */
@@ -30,7 +31,7 @@ class NvmetcliImporterTest {
         assertEquals(List.of(new HostSection(HOST1), new HostSection(HOST2)), c.hosts());
         assertEquals(List.of(
                 new PortSection(1, "rdma", "ipv4", "192.168.100.8", 4420, 16384, 128, List.of(VOL1, SCRATCH),
-                        List.of()),
+                        List.of(), List.of(new AnaGroupSection(1, AnaState.OPTIMIZED))),
                 // inline_data_size -1 is the kernel's "transport default"
                 new PortSection(2, "rdma", "ipv6", "fd00::8", 4421, 8192, 128, List.of(VOL1), List.of())),
                 c.ports());
@@ -156,8 +157,6 @@ class NvmetcliImporterTest {
 
         NvmetcliImporter.Result r = NvmetcliImporter.importString(json.replace("\"two\"", "2"), "c.json");
         assertEquals(List.of(
-                "c.json:17:79: subsystems[0].namespaces[0].ana_grpid: ANA groups are not supported; the namespace "
-                        + "is converted into the default group",
                 "c.json:9:41: ports[0].referrals[0].addr.trtype: a referral to trtype 'fc' is left out: this "
                         + "target lists rdma and tcp referrals",
                 "c.json:7:58: ports[0].param.pi_enable: protection information is not supported; left out",
@@ -169,5 +168,52 @@ class NvmetcliImporterTest {
         assertEquals(16, r.config().subsystems().get(0).maxQid(), "attr_qid_max kept");
         assertEquals(ConfigLoader.derivedUuid("nqn.2024-01.com.example:a", 2),
                 r.config().subsystems().get(0).namespaces().get(0).uuid());
+        assertEquals(2, r.config().subsystems().get(0).namespaces().get(0).anaGroup(), "ana_grpid kept");
+    }
+
+    /** nvmetcli's ANA groups: each port's ana_groups[] {grpid, ana {state}} and each namespace's ana_grpid. */
+    @Test
+    void anaGroupsOfEachPortAndEachNamespaceAreKept() throws Exception {
+        String json = """
+                {
+                  "hosts": [],
+                  "ports": [
+                    {"addr": {"adrfam": "ipv4", "traddr": "10.0.0.1", "trsvcid": "4420", "trtype": "rdma"},
+                     "ana_groups": [{"ana": {"state": "non-optimized"}, "grpid": 1},
+                                    {"ana": {"state": "optimized"}, "grpid": 2}],
+                     "portid": 1, "subsystems": ["nqn.2024-01.com.example:a"]},
+                    {"addr": {"adrfam": "ipv4", "traddr": "10.0.0.2", "trsvcid": "4420", "trtype": "rdma"},
+                     "ana_groups": [{"ana": {"state": "optimized"}, "grpid": 1},
+                                    {"ana": {"state": "inaccessible"}, "grpid": 2}],
+                     "portid": 2, "subsystems": ["nqn.2024-01.com.example:a"]}
+                  ],
+                  "subsystems": [
+                    {"attr": {"allow_any_host": "1"}, "nqn": "nqn.2024-01.com.example:a",
+                     "namespaces": [{"device": {"path": "/dev/sdb"}, "enable": 1, "nsid": 1, "ana_grpid": 1},
+                                    {"device": {"path": "/dev/sdc"}, "enable": 1, "nsid": 2, "ana_grpid": 2}]}
+                  ]
+                }
+                """;
+        NvmetcliImporter.Result r = NvmetcliImporter.importString(json, "ana.json");
+        assertEquals(List.of(), r.warnings());
+        assertEquals(List.of(new AnaGroupSection(1, AnaState.NON_OPTIMIZED), new AnaGroupSection(2, AnaState.OPTIMIZED)),
+                r.config().port(1).orElseThrow().anaGroups());
+        assertEquals(List.of(new AnaGroupSection(1, AnaState.OPTIMIZED), new AnaGroupSection(2, AnaState.INACCESSIBLE)),
+                r.config().port(2).orElseThrow().anaGroups());
+        assertEquals(List.of(1, 2), r.config().subsystems().get(0).namespaces().stream()
+                .map(NamespaceSection::anaGroup).toList());
+        // The YAML written reads back to the same configuration.
+        TargetConfig again = ConfigLoader.parse(r.yaml(), "ana.yaml", ConfigLoader.Options.NO_DEVICE_CHECK).config();
+        assertEquals(r.config().ports(), again.ports());
+        assertEquals(r.config().subsystems(), again.subsystems());
+
+        ConfigException e = assertThrows(ConfigException.class, () -> NvmetcliImporter.importString(
+                json.replace("\"inaccessible\"", "\"standby\"").replace("\"ana_grpid\": 2", "\"ana_grpid\": 129"),
+                "ana.json"));
+        assertEquals(List.of(
+                "ana.json:16:91: subsystems[0].namespaces[1].ana_grpid: ANA group 129 is out of range 1..128",
+                "ana.json:10:39: ports[1].ana_groups[1].ana.state: expected an ANA state (optimized, non-optimized, "
+                        + "inaccessible, persistent-loss, change), found 'standby'"),
+                e.errors().stream().map(ConfigError::toString).toList());
     }
 }

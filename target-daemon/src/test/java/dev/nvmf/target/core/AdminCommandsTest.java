@@ -1,8 +1,11 @@
 package dev.nvmf.target.core;
 
 import dev.nvmf.target.backend.RamBackend;
+import dev.nvmf.target.core.admin.IdentifyCommand;
 import dev.nvmf.target.core.subsystem.NamespaceConfig;
+import dev.nvmf.target.core.subsystem.Port;
 import dev.nvmf.target.nvme.AsyncEvents;
+import dev.nvmf.target.nvme.DiscoveryLog;
 import dev.nvmf.target.nvme.Features;
 import dev.nvmf.target.nvme.IdentifyController;
 import dev.nvmf.target.nvme.IdentifyNamespace;
@@ -61,25 +64,43 @@ class AdminCommandsTest extends CoreFixture {
         assertEquals(1, Le.u32(id, IdentifyController.IORCSZ));
         assertEquals(0, Le.u16(id, IdentifyController.ICDOFF));
         assertEquals(0, Le.u8(id, IdentifyController.FCATT));
-        assertEquals(1, Le.u8(id, IdentifyController.MSDBD));
+        assertEquals(16, Le.u8(id, IdentifyController.MSDBD), "16 keyed descriptors fit the 8 KiB in-capsule data");
         assertEquals(3, Le.u8(id, IdentifyController.AERL));
         assertEquals(127, Le.u8(id, IdentifyController.ELPE));
         assertEquals(0x7, Le.u8(id, IdentifyController.LPA));
-        assertEquals(1 << 8, Le.u32(id, IdentifyController.OAES));
+        assertEquals(1 << 8 | 1 << 11, Le.u32(id, IdentifyController.OAES), "namespace attribute and ANA notices");
         assertEquals(1 | (1 << 6), Le.u32(id, IdentifyController.CTRATT), "128-bit host id, TBKAS");
-        assertEquals(2, Le.u8(id, IdentifyController.CMIC), "several controllers; one port");
+        assertEquals(0b1011, Le.u8(id, IdentifyController.CMIC), "several ports and controllers, ANA reporting");
         assertEquals(343, Le.u16(id, IdentifyController.WCTEMP), "warning threshold 70 C, above SMART's 25 C");
         assertEquals(358, Le.u16(id, IdentifyController.CCTEMP), "critical threshold 85 C");
         assertEquals(1, Le.u16(id, IdentifyController.OFCS), "Disconnect supported");
         assertEquals(0, Le.u8(id, 3000), "no stale buffer bytes leak");
     }
 
+
     @Test
-    void cmicReportsMultiplePortsOnceTheSubsystemIsOnTwo() {
+    void msdbdIsWhatTheInCapsuleDataHolds() {
+        // A Last Segment list lives in the in-capsule data, 16 bytes a descriptor; SGL1 alone always fits.
+        assertEquals(1, IdentifyCommand.msdbd(port(0)));
+        assertEquals(1, IdentifyCommand.msdbd(port(16)));
+        assertEquals(4, IdentifyCommand.msdbd(port(64)));
+        assertEquals(16, IdentifyCommand.msdbd(port(256)));
+        assertEquals(16, IdentifyCommand.msdbd(port(16384)));
+    }
+
+    private static Port port(int inCapsuleDataSize) {
+        return new Port(1, DiscoveryLog.TRTYPE_RDMA, DiscoveryLog.ADRFAM_IPV4, "192.168.10.1", "4420",
+                inCapsuleDataSize, 1024);
+    }
+    @Test
+    void cmicIsTheSameOnOneAndOnTwoPorts() {
+        // Other daemons may serve the subsystem on ports this one cannot see: every controller reports the same.
+        int onOne = Le.u8(identify(1, 0), IdentifyController.CMIC);
         target.addPort(dev.nvmf.target.core.subsystem.Port.rdma(2, 1, "10.0.0.2", "4420"));
         target.exposeSubsystem(2, SUBNQN);
-        assertEquals(IdentifyController.CMIC_MULTI_PORT | IdentifyController.CMIC_MULTI_CONTROLLER,
-                Le.u8(identify(1, 0), IdentifyController.CMIC));
+        assertEquals(IdentifyController.CMIC_MULTI_PORT | IdentifyController.CMIC_MULTI_CONTROLLER
+                | IdentifyController.CMIC_ANA, Le.u8(identify(1, 0), IdentifyController.CMIC));
+        assertEquals(onOne, Le.u8(identify(1, 0), IdentifyController.CMIC));
     }
 
     @Test
@@ -211,8 +232,13 @@ class AdminCommandsTest extends CoreFixture {
             int size = lid == 0 ? 1024 : lid == 1 ? 128 * 64 : lid == 4 || lid == 5 ? 4096 : 512;
             assertEquals(0, h.admin.submit(Cmd.getLogPage(lid, 0xFFFF_FFFF, size, 0, true)).status(), "LID " + lid);
         }
+        assertEquals(LogPages.LIDS_SUPPORTED, Le.u32(p, LogPages.LID_ASYMMETRIC_NAMESPACE_ACCESS * 4L), "LID 0Ch");
+        assertEquals(0, h.admin.submit(Cmd.getLogPage(LogPages.LID_ASYMMETRIC_NAMESPACE_ACCESS, 0xFFFF_FFFF, 4096,
+                0, true)).status(), "LID 0Ch");
         for (int lid = 6; lid < 256; lid++) {
-            assertEquals(0, Le.u32(p, lid * 4L), "LID " + lid + " is not supported");
+            if (lid != LogPages.LID_ASYMMETRIC_NAMESPACE_ACCESS) {
+                assertEquals(0, Le.u32(p, lid * 4L), "LID " + lid + " is not supported");
+            }
         }
     }
 

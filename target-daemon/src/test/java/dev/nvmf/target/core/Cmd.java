@@ -98,6 +98,12 @@ final class Cmd {
                 .cdw(12, (int) offset).cdw(13, (int) (offset >>> 32)).keyed(bytes);
     }
 
+    /** Get Log Page with a log specific parameter (CDW10 bits 14:8). */
+    static Cmd getLogPageLsp(int lid, int lsp, int nsid, int bytes, boolean rae) {
+        Cmd c = getLogPage(lid, nsid, bytes, 0L, rae);
+        return c.cdw(10, c.e.cdw10() | (lsp & 0x7F) << 8);
+    }
+
     static Cmd setFeature(int fid, int cdw11) {
         return admin(Opcodes.ADMIN_SET_FEATURES).cdw(10, fid).cdw(11, cdw11);
     }

@@ -101,6 +101,49 @@ class MultiHostTest extends CoreFixture {
         assertEquals(1, subsystem.controllers().size());
     }
 
+    /**
+     * A host's reset or disconnect tears its I/O queues down first and the admin queue last, sending no Keep Alive
+     * meanwhile (with TBKAS its I/O was its keep-alive), and each queue's drain takes time (seconds under load: the
+     * soak of 2026-12-01 logged a "keep-alive timeout" for the controller of every such teardown that took longer).
+     * The traffic of a closed queue still counts, and its close counts as traffic, as the kernel target's
+     * nvmet_sq_destroy re-arms the traffic-based timer ("nvmet: fix false keep-alive timeout when a controller is
+     * torn down", linux-nvme, June 2021).
+     */
+    @Test
+    void queuesClosingDuringATeardownKeepTheControllerFromAFalseKeepAliveTimeout() {
+        CapsuleHost a = host(HOST1);
+        assertEquals(0, a.connectAdmin(SUBNQN, 2000).status());
+        a.admin.submit(Cmd.propertySet(Properties.CC, CapsuleHost.CC_ENABLE));
+        CapsuleHost.Queue io1 = a.connectIo(1, 128);
+        CapsuleHost.Queue io2 = a.connectIo(2, 128);
+        for (int i = 0; i < 3; i++) { // I/O only: the admin queue is silent from here on
+            advanceMillis(1500);
+            io1.submit(Cmd.read(1, 0, 1, 512));
+            assertEquals(0, target.checkTimers(now[0]));
+        }
+        // The host resets: the first I/O queue closes right after its last command, the second 1.9 s later.
+        advanceMillis(100);
+        io1.queue.close();
+        for (int t = 0; t < 19; t++) {
+            advanceMillis(100);
+            assertEquals(0, target.checkTimers(now[0]), "no expiry while the queues are torn down, "
+                    + (t + 1) * 100 + " ms after the first closed");
+        }
+        io2.queue.close();
+        for (int t = 0; t < 19; t++) {
+            advanceMillis(100);
+            assertEquals(0, target.checkTimers(now[0]), (t + 1) * 100 + " ms after the second closed");
+        }
+        assertEquals(0, a.admin.transport.disconnectCount(), "the controller was not torn down by its timer");
+        // Silence after the teardown still expires the controller (the admin queue never closed here).
+        int expired = 0;
+        for (int t = 0; t < 50 && expired == 0; t++) {
+            advanceMillis(100);
+            expired = target.checkTimers(now[0]);
+        }
+        assertEquals(1, expired, "a controller left silent still expires");
+    }
+
     @Test
     void aTransportFailureOnOneQueueIsFatalForItsControllerOnly() {
         CapsuleHost a = host(HOST1).connectAndEnable(SUBNQN);

@@ -1,5 +1,6 @@
 package dev.nvmf.target.core;
 
+import dev.nvmf.target.nvme.AnaState;
 import dev.nvmf.target.nvme.Le;
 import dev.nvmf.target.nvme.Opcodes;
 import org.junit.jupiter.api.AfterEach;
@@ -67,7 +68,26 @@ class ZeroAllocationTest extends CoreFixture {
         assertAllocatesNothing(this::compares);
     }
 
+    /** The ANA check of every I/O command reads the port's state of the namespace's group: no allocation either. */
+    @Test
+    void anaCheckedPathAllocatesNothingOnceWarm() {
+        target.setAnaState(1, 2, AnaState.NON_OPTIMIZED);
+        target.moveNamespaceAnaGroup(SUBNQN, 1, 2);
+        assertAllocatesNothing(this::readsAndWrites);
+    }
+
+    /** A host that keeps sending I/O down an inaccessible path gets the ANA status, and the target no garbage. */
+    @Test
+    void commandsRefusedForAnInaccessibleGroupAllocateNothing() {
+        target.setAnaState(1, 1, AnaState.INACCESSIBLE);
+        assertAllocatesNothing(this::readsAndWrites, true);
+    }
+
     private void assertAllocatesNothing(Workload workload) {
+        assertAllocatesNothing(workload, false);
+    }
+
+    private void assertAllocatesNothing(Workload workload, boolean allFail) {
         workload.run(50_000); // warm: JIT, LongAdder cells, Compare's scratch buffers
         var mx = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
         long tid = Thread.currentThread().threadId();
@@ -80,7 +100,7 @@ class ZeroAllocationTest extends CoreFixture {
             long start = mx.getThreadAllocatedBytes(tid);
             int failures = workload.run(n);
             least = Math.min(least, mx.getThreadAllocatedBytes(tid) - start);
-            assertEquals(0, failures, "every command succeeded");
+            assertEquals(allFail ? n : 0, failures, allFail ? "every command was refused" : "every command succeeded");
             assertEquals(n, transport.completions - before, "every command completed");
         }
         assertEquals(0, least, "bytes allocated over " + n + " commands: the I/O path allocates");

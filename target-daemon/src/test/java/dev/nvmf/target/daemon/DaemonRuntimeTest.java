@@ -299,6 +299,10 @@ class DaemonRuntimeTest {
         NvmeHost.await(() -> other.rdma.sawEvent(CmEventType.DISCONNECTED), other.rdma,
                 "the queue on the removed port is disconnected");
         assertWriteRead(c[1], 1, 0, 4);
+        // The host sees DISCONNECTED when the target disconnects; the controller ends once its queue has drained,
+        // a moment later on the target's threads.
+        NvmeHost.await(() -> runtime.target().subsystem(SUB).controllers().size() == 1, null,
+                "the controller of the removed port ended");
         assertEquals(1, runtime.target().subsystem(SUB).controllers().size());
     }
 
@@ -308,8 +312,30 @@ class DaemonRuntimeTest {
         NvmeHost[] c = connectController(2000);
         NvmeHost.await(() -> c[0].rdma.sawEvent(CmEventType.DISCONNECTED), c[0].rdma, "keep-alive teardown");
         NvmeHost.await(() -> runtime.target().subsystem(SUB).controllers().isEmpty(), null, "controller ended");
+        // The timer thread counts the expiry after checkTimers returns, which may be after the controller is gone.
+        NvmeHost.await(() -> metrics.registry().get("nvmf.keep.alive.expiries").tag("subsystem", SUB).counter()
+                .count() >= 1, null, "the expiry is counted");
         assertEquals(1.0, metrics.registry().get("nvmf.keep.alive.expiries").tag("subsystem", SUB).counter().count());
         assertNotEquals(0, Arrays.stream(c).filter(h -> h.rdma.sawEvent(CmEventType.DISCONNECTED)).count());
+    }
+
+    /**
+     * Issue 13 item 9: an idle daemon's timer thread makes no wake-ups. With no controller it parks with no timeout
+     * (WAITING; before, it slept 100 ms at a time: TIMED_WAITING forever); a controller with a keep-alive makes it
+     * sleep until that controller's window ends, and expiry still comes on time.
+     */
+    @Test
+    void theTimerThreadParksWithNoTimeoutWhileNoControllerHasAKeepAlive() throws Exception {
+        runtime.start(load(yaml(NS1, "")));
+        Thread timer = Thread.getAllStackTraces().keySet().stream().filter(t -> t.getName().equals("nvmf-timers"))
+                .findFirst().orElseThrow();
+        NvmeHost.await(() -> timer.getState() == Thread.State.WAITING, null, "the timer thread parks with no timeout");
+        NvmeHost[] c = connectController(2000);
+        NvmeHost.await(() -> timer.getState() == Thread.State.TIMED_WAITING, null,
+                "with a keep-alive running, the timer sleeps until the window ends");
+        NvmeHost.await(() -> c[0].rdma.sawEvent(CmEventType.DISCONNECTED), c[0].rdma, "keep-alive teardown");
+        NvmeHost.await(() -> runtime.target().subsystem(SUB).controllers().isEmpty(), null, "controller ended");
+        NvmeHost.await(() -> timer.getState() == Thread.State.WAITING, null, "no controller left: parked again");
     }
 
     /**

@@ -2,6 +2,7 @@ package dev.nvmf.target.daemon;
 
 import dev.nvmf.target.backend.RamBackend;
 import dev.nvmf.target.cli.Main;
+import dev.nvmf.target.config.AnaGroupSection;
 import dev.nvmf.target.config.ConfigLoader;
 import dev.nvmf.target.config.Limits;
 import dev.nvmf.target.config.NamespaceSection;
@@ -9,6 +10,7 @@ import dev.nvmf.target.config.PortSection;
 import dev.nvmf.target.config.ReferralSection;
 import dev.nvmf.target.config.SubsystemSection;
 import dev.nvmf.target.config.TargetConfig;
+import dev.nvmf.target.core.subsystem.AnaPortStates;
 import dev.nvmf.target.service.ExitCodes;
 import org.junit.jupiter.api.DynamicTest;
 import org.junit.jupiter.api.Test;
@@ -54,6 +56,7 @@ class LimitsAgreementTest {
         final Map<String, String> namespace = new LinkedHashMap<>(Map.of("nsid", "1", "ram_size", "1MiB"));
         final Map<String, String> port = new LinkedHashMap<>(Map.of("id", "1", "trsvcid", "4420"));
         final Map<String, String> referral = new LinkedHashMap<>();
+        final Map<String, String> anaGroup = new LinkedHashMap<>();
         String metricsListen = "127.0.0.1:9464";
 
         /** Namespace 1 becomes an RBD image with {@code key} set. */
@@ -79,6 +82,10 @@ class LimitsAgreementTest {
             if (!referral.isEmpty()) {
                 b.append("    referrals:\n      - traddr: 10.0.0.9\n");
                 referral.forEach((k, v) -> b.append("        ").append(k).append(": ").append(v).append('\n'));
+            }
+            if (!anaGroup.isEmpty()) {
+                b.append("    ana_groups:\n      - state: optimized\n");
+                anaGroup.forEach((k, v) -> b.append("        ").append(k).append(": ").append(v).append('\n'));
             }
             if (!transport.isEmpty()) {
                 b.append("transport:\n");
@@ -121,6 +128,16 @@ class LimitsAgreementTest {
                 (k, v) -> k.transport.put("max_aq_depth", v), List.of("2", "4096"), List.of("1", "4097")));
         b.add(new Bound("transport.pollers", "pollers", Limits.POLLERS.text(),
                 (k, v) -> k.transport.put("pollers", v), List.of("1", "256"), List.of("0", "257")));
+        b.add(new Bound("transport.drain_timeout", "drain_timeout", Limits.DRAIN_TIMEOUT_SECONDS.text(),
+                (k, v) -> k.transport.put("drain_timeout", v), List.of("1", "3600"), List.of("0", "3601")));
+        b.add(new Bound("transport.busy_poll", "busy_poll", Limits.BUSY_POLL.text(),
+                (k, v) -> k.transport.put("busy_poll", v), List.of("0", "1ns", "100ms", "50us"),
+                List.of("100000001ns", "101ms", "50", "-1us", "5 minutes")));
+        b.add(new Bound("transport.srq_depth", "srq_depth", Limits.SRQ_DEPTH.text(),
+                (k, v) -> {
+                    k.transport.put("srq", "true");
+                    k.transport.put("srq_depth", v);
+                }, List.of("256", "65536"), List.of("255", "65537")));
         b.add(new Bound("ports[0].id", "id", Limits.PORT_ID.text(), (k, v) -> k.port.put("id", v),
                 List.of("1", "65534"), List.of("0", "65535")));
         b.add(new Bound("ports[0].trsvcid", "trsvcid", Limits.TRSVCID.text(), (k, v) -> k.port.put("trsvcid", v),
@@ -133,6 +150,8 @@ class LimitsAgreementTest {
                 (k, v) -> k.referral.put("portid", v), List.of("0", "65535"), List.of("-1", "65536")));
         b.add(new Bound("ports[0].referrals[0].trsvcid", "trsvcid", Limits.TRSVCID.text(),
                 (k, v) -> k.referral.put("trsvcid", v), List.of("1", "65535"), List.of("0", "65536")));
+        b.add(new Bound("ports[0].ana_groups[0].grpid", "grpid", Limits.ANA_GROUP.text(),
+                (k, v) -> k.anaGroup.put("grpid", v), List.of("1", "128"), List.of("0", "129")));
         b.add(new Bound("subsystems[0].nqn", "nqn", "at most " + Limits.NQN_MAX_BYTES + " bytes",
                 (k, v) -> k.nqn = v, List.of("s", "nqn.2024-01.dev.nvmf:" + "x".repeat(202)),
                 List.of("nqn.2024-01.dev.nvmf:" + "x".repeat(203))));
@@ -157,6 +176,8 @@ class LimitsAgreementTest {
                 List.of("0.9", "3.0", "\"2.256\"")));
         b.add(new Bound("subsystems[0].namespaces[0].nsid", "nsid", Limits.NSID.text(),
                 (k, v) -> k.namespace.put("nsid", v), List.of("1", "1024"), List.of("0", "1025")));
+        b.add(new Bound("subsystems[0].namespaces[0].ana_group", "ana_group", Limits.ANA_GROUP.text(),
+                (k, v) -> k.namespace.put("ana_group", v), List.of("1", "128"), List.of("0", "129")));
         b.add(new Bound("subsystems[0].namespaces[0].ram_size", "ram_size", Limits.RAM_SIZE.text(),
                 (k, v) -> k.namespace.put("ram_size", v), List.of("4KiB", "16TiB"),
                 List.of("3584", "17592186044928", "4100")));
@@ -192,6 +213,10 @@ class LimitsAgreementTest {
             ConfigMapping.rdmaPort(p, c.transport());
             for (ReferralSection r : p.referrals()) {
                 ConfigMapping.referral(r);
+            }
+            AnaPortStates states = new AnaPortStates(); // what NvmeTarget.setAnaState sets for each entry
+            for (AnaGroupSection g : p.anaGroups()) {
+                states.set(g.grpid(), g.state());
             }
         }
         try (RamBackend small = new RamBackend(4096)) {

@@ -1,5 +1,6 @@
 package dev.nvmf.target.daemon;
 
+import dev.nvmf.target.nvme.CompletionQueueEntry;
 import dev.nvmf.target.nvme.FabricsCommand;
 import dev.nvmf.target.nvme.IdentifyNamespace;
 import dev.nvmf.target.nvme.Le;
@@ -97,6 +98,14 @@ final class NvmeHost implements AutoCloseable {
     Cqe awaitResponse(int cid, Duration bound) {
         await(() -> Cqe.find(rdma, cid) != null, rdma, "response to cid " + cid + " on qid " + qid, bound);
         return Cqe.take(rdma, cid);
+    }
+
+    /** Waits for the response to {@code cid} and returns its DW0 (an AER's event), failing unless it succeeded. */
+    int awaitResponseDw0(int cid, Duration bound) {
+        await(() -> Cqe.find(rdma, cid) != null, rdma, "response to cid " + cid + " on qid " + qid, bound);
+        ScriptedInitiator.Response r = rdma.pollResponse(x -> Cqe.of(x).cid() == cid);
+        assertEquals(0, Cqe.of(r).status(), () -> "status of cid " + cid + ": " + Status.describe(Cqe.of(r).status()));
+        return new CompletionQueueEntry().wrap(MemorySegment.ofArray(r.data())).dw0();
     }
 
     /** Fabrics Connect for this queue (cntlid FFFFh on the admin queue); returns the status. */

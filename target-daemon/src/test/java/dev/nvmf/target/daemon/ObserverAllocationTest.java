@@ -31,7 +31,7 @@ class ObserverAllocationTest {
         });
         try (RamBackend ram = new RamBackend(1 << 20)) {
             Namespace ns = new Namespace(NamespaceConfig.of(1, 512), ram);
-            ns.observer(new NamespaceMeters(metrics.namespaceIo("nqn.test", 1)));
+            ns.observer(new NamespaceMeters("nqn.test", metrics.namespaceIo("nqn.test", 1)));
             NvmeRequest request = new NvmeRequest(0);
             CommandContext ctx = new CommandContext();
             ctx.request = request;

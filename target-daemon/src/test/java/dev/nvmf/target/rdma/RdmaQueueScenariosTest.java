@@ -29,7 +29,6 @@ import static dev.nvmf.target.rdma.RdmaTransportSoftTest.fill;
 import static dev.nvmf.target.rdma.RdmaTransportSoftTest.same;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 class RdmaQueueScenariosTest {
@@ -41,16 +40,7 @@ class RdmaQueueScenariosTest {
 
     /** Everything the queue took comes back, and the soft fabric saw no QP destroyed before it was drained. */
     private static void assertReleased(SoftTarget t) {
-        assertEquals(0, t.transport.openQueues());
-        for (PollerDevice d : t.transport.poller(0).devices()) {
-            for (BufferPool p : d.pools()) assertEquals(p.capacity(), p.available(), "data buffers returned");
-            assertEquals(0, d.cqReserved(), "CQ entries returned");
-        }
-        assertEquals(0, t.fabric.resources().undrainedQpDestroys());
-        for (var d : t.transport.cm().deviceResources().values()) {
-            // Only the pollers' data pools are still out.
-            assertEquals(2, d.slabs().regionsOutstanding());
-        }
+        t.assertEverythingReturned();
     }
 
     /** Host memory for a keyed SGL under its region's rkey (not invalidatable: use the plain keyed subtype). */
@@ -203,6 +193,7 @@ class RdmaQueueScenariosTest {
             assertEquals(List.of(1, 2, 3), Cqe.cids(h));
             for (int i = 0; i < 3; i++) assertTrue(same(bufs.get(i).memory(), 0, t.core.disk, i * 8192L, 8192));
             assertTrue(q.budget().idle());
+            assertEquals(0, t.fabric.readDepthViolations(), "the fabric enforced the depth and saw no READ beyond it");
         }
     }
 
@@ -392,7 +383,14 @@ class RdmaQueueScenariosTest {
             t.pump();
             assertEquals(0x0F, Cqe.find(h, 1).status() & 0xFF);
             assertEquals(0x11, Cqe.find(h, 2).status() & 0xFF);
-            assertNull(null);
+            // The core saw both only as transport errors to answer (begin() with the status set), executed neither,
+            // and nothing reached its disk.
+            FakeCore.Queue core = t.core.queue(0);
+            assertEquals(2, core.begun);
+            assertEquals(0, core.executed, "the core executed nothing");
+            assertEquals(0x11, core.lastTransportStatus & 0xFF);
+            assertEquals(-1L, t.core.disk.asSlice(0, 4096).mismatch(java.lang.foreign.MemorySegment.ofArray(
+                    new byte[4096])), "nothing written");
         }
     }
 
@@ -456,20 +454,22 @@ class RdmaQueueScenariosTest {
 
     @Test
     void anEventTheIdleCmAgentTookIsAcknowledgedBeforeAQueueIsReleased() {
-        // rdma_destroy_id blocks until every event of its id is acknowledged (rdma_get_cm_event(3)); the soft
-        // provider refuses it instead. An idle CM agent blocks on its channel and may take an event there (here the
-        // TIMEWAIT_EXIT of a queue whose release is already waiting): the next duty cycle must acknowledge it
-        // before it releases the queue and destroys the id. On the real provider the CM thread hung there.
+        // rdma_destroy_id blocks until every event of its id that was handed out is acknowledged
+        // (rdma_get_cm_event(3)); the soft provider refuses it instead. Here the TIMEWAIT_EXIT of a queue whose
+        // release is already waiting wakes the idle agent: its next duty cycle must take and acknowledge the event
+        // before it runs the release and destroys the id. (An earlier agent took the event in its idle block and the
+        // CM thread hung there on the real provider; the waiter takes nothing.)
         try (SoftTarget t = new SoftTarget()) {
             ScriptedInitiator h = t.connect(1, 8);
             h.disconnect();
             t.fabric.deliverAll();
             t.transport.cmInvoker().invoke();      // DISCONNECTED: the queue drains on its poller
             t.transport.pollerInvoker(0).invoke(); // QP to error: the flushes wait on the CQ
+            t.transport.cmInvoker().invoke();      // the CM agent bounds the drain
             t.fabric.advanceTime(java.time.Duration.ofMillis(10));
             t.fabric.deliverAll();                 // TIMEWAIT_EXIT of the queue's id waits on the CM channel
             assertTrue(t.transport.cm().prepareToBlock());
-            t.transport.cm().block(0);             // the idle agent takes it off the channel
+            t.transport.cm().block();              // the event wakes the idle agent (the channel is readable)
             t.transport.pollerInvoker(0).invoke(); // the flushes: drained, the release goes to the CM agent
             assertEquals(1, t.transport.openQueues());
             t.transport.cmInvoker().invoke();      // acknowledges the event, then releases

@@ -43,7 +43,7 @@ class ZeroAllocationTest {
     private void ios(SoftTarget t, ScriptedInitiator h, ScriptedInitiator.HostBuffer buf, int count, boolean measure) {
         for (int i = 0; i < count; i++) {
             int cid = i & 0xFFF;
-            int kind = i % 4;
+            int kind = i % 6;
             long offset = (i * 4096L) % (1 << 20);
             // The capsule is written in place in a send slot of the host (not measured either way).
             int slot = h.freeSendSlot();
@@ -63,9 +63,27 @@ class ZeroAllocationTest {
                     Capsules.inCapsule(c, 0, 4096);
                     inCapsule = 4096;
                 }
-                default -> {
+                case 3 -> {
                     Capsules.command(c, FakeCore.OP_READ, cid, offset);
                     Capsules.keyed(c, buf.address(), 65536, buf.rkey(), false);
+                }
+                case 4 -> {
+                    // A write over 3 keyed descriptors (a Last Segment list in the capsule): 3 chained READs.
+                    Capsules.command(c, FakeCore.OP_WRITE, cid, offset);
+                    Capsules.lastSegment(c, 0, 3);
+                    Capsules.listEntry(c, 0, 0).keyed(buf.address(), 1024, buf.rkey(), false);
+                    Capsules.listEntry(c, 0, 1).keyed(buf.address() + 8192, 2048, buf.rkey(), false);
+                    Capsules.listEntry(c, 0, 2).keyed(buf.address() + 4096, 1024, buf.rkey(), false);
+                    inCapsule = 3 * 16;
+                }
+                default -> {
+                    // A read over 16 keyed descriptors: 16 WRITEs before the SEND.
+                    Capsules.command(c, FakeCore.OP_READ, cid, offset);
+                    Capsules.lastSegment(c, 0, 16);
+                    for (int d = 0; d < 16; d++) {
+                        Capsules.listEntry(c, 0, d).keyed(buf.address() + 4096L * d, 1024, buf.rkey(), false);
+                    }
+                    inCapsule = 16 * 16;
                 }
             }
             assertEquals(0, h.send(slot, 64 + inCapsule));
@@ -93,6 +111,8 @@ class ZeroAllocationTest {
             assertEquals(0, b - a, "measuring allocates");
             // Three measured rounds of 4000 I/Os. Any per-I/O allocation would show as >= 16 bytes * 4000 in
             // every round; a one-off (a provider pool growing once, a JIT deoptimisation) as a few bytes in one.
+            long reads0 = t.transport.metrics().rdmaReads.sum();
+            long writes0 = t.transport.metrics().rdmaWrites.sum();
             long[] rounds = new long[3];
             for (int r = 0; r < rounds.length; r++) {
                 measured = 0;
@@ -102,6 +122,9 @@ class ZeroAllocationTest {
             System.out.println("ZeroAllocationTest: bytes allocated by Poller.doWork per round of 4000 I/Os: "
                     + java.util.Arrays.toString(rounds));
             assertEquals(32_000, t.transport.metrics().responsesSent.sum() - responses0);
+            // Each round of 4000: 667 I/Os of kinds 0-3, 666 of kinds 4 and 5, so the lists really moved data.
+            assertEquals(3 * (667 + 666 * 3), t.transport.metrics().rdmaReads.sum() - reads0, "RDMA READs");
+            assertEquals(3 * (667 + 667 + 666 * 16), t.transport.metrics().rdmaWrites.sum() - writes0, "RDMA WRITEs");
             long min = Long.MAX_VALUE;
             for (long r : rounds) {
                 assertTrue(r < 4000, "less than one byte per I/O in every round: " + r);

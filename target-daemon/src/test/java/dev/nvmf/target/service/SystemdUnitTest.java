@@ -87,6 +87,19 @@ class SystemdUnitTest {
         assertTrue(unit.lines().noneMatch(l -> l.startsWith("User=root")), "never root");
     }
 
+    /**
+     * The control socket's directory is the service's own (mode 0700), and where the daemon binds under the unit
+     * ($RUNTIME_DIRECTORY) is where {@code nvmf-target ana}, run from a shell without that variable, looks.
+     */
+    @Test
+    void theControlSocketIsInTheUnitsRuntimeDirectory() throws Exception {
+        String unit = unit();
+        assertEquals("nvmf-target", setting(unit, "RuntimeDirectory"));
+        assertEquals("0700", setting(unit, "RuntimeDirectoryMode"));
+        assertEquals(ControlSocket.defaultPath(java.util.Map.of()), ControlSocket.defaultPath(
+                java.util.Map.of("RUNTIME_DIRECTORY", "/run/" + setting(unit, "RuntimeDirectory"))));
+    }
+
     /** The lab scenario that shows the daemon serving with the unit's privileges applies the same ones. */
     @Test
     void theLabScenarioAppliesTheUnitsPrivileges() throws Exception {

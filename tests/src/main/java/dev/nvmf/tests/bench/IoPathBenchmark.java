@@ -49,11 +49,18 @@ import java.util.concurrent.TimeUnit;
 public class IoPathBenchmark {
     /** Completed I/Os one invocation waits for (JMH divides the time by it). */
     static final int BATCH = 256;
-    static final int BYTES = 4096;
     static final long NAMESPACE_BYTES = 64L << 20;
 
     @Param({"read", "write", "writeKeyed"})
     public String op;
+
+    /** Bytes per command: 4 KiB, or 131072 (128 KiB; {@code write} in-capsule only up to 8 KiB). */
+    @Param({"4096"})
+    public int bytes;
+
+    /** The transport's {@code zeroCopyRam}: keyed data moves straight to and from the RAM namespace. */
+    @Param({"false"})
+    public boolean zeroCopy;
 
     /** Commands kept in flight. */
     @Param({"32"})
@@ -69,6 +76,7 @@ public class IoPathBenchmark {
     private long goal;
     private long rnd = 0x9E3779B97F4A7C15L;
     private long blocks;
+    private int nlb;
 
     @Setup(Level.Trial)
     public void setUp() throws Exception {
@@ -82,9 +90,13 @@ public class IoPathBenchmark {
             throw new IllegalArgumentException("observer: metrics or none, not " + observer);
         }
         // Queue of 128 entries like the Linux host's default I/O queue; qd of them used.
-        rig = new SoftBenchRig(NAMESPACE_BYTES, Math.max(128, qd + 1), BYTES, observer.equals("metrics"));
+        if (bytes % SoftBenchRig.BLOCK != 0 || bytes < SoftBenchRig.BLOCK || bytes > 128 * 1024) {
+            throw new IllegalArgumentException("bytes: a multiple of 4096 up to 131072, not " + bytes);
+        }
+        rig = new SoftBenchRig(NAMESPACE_BYTES, Math.max(128, qd + 1), bytes, observer.equals("metrics"), zeroCopy);
         host = rig.io;
-        blocks = NAMESPACE_BYTES / SoftBenchRig.BLOCK;
+        nlb = bytes / SoftBenchRig.BLOCK;
+        blocks = NAMESPACE_BYTES / SoftBenchRig.BLOCK - nlb + 1;
         for (int s = 0; s < qd; s++) {
             host.data(s).fill((byte) s);
             host.inCapsule(s).fill((byte) s);
@@ -119,9 +131,9 @@ public class IoPathBenchmark {
             if (host.busy(s)) continue;
             long lba = nextLba();
             int rc = switch (kind) {
-                case 0 -> host.read(s, SoftBenchRig.NSID, lba, 1, BYTES);
-                case 1 -> host.writeInCapsule(s, SoftBenchRig.NSID, lba, 1, BYTES);
-                default -> host.writeKeyed(s, SoftBenchRig.NSID, lba, 1, BYTES);
+                case 0 -> host.read(s, SoftBenchRig.NSID, lba, nlb, bytes);
+                case 1 -> host.writeInCapsule(s, SoftBenchRig.NSID, lba, nlb, bytes);
+                default -> host.writeKeyed(s, SoftBenchRig.NSID, lba, nlb, bytes);
             };
             if (rc != 0) throw new IllegalStateException("host post_send: " + rc);
         }

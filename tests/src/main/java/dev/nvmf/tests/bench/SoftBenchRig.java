@@ -66,6 +66,12 @@ public final class SoftBenchRig implements AutoCloseable {
      * @param daemonMetrics  record completions as the daemon does (see the class comment)
      */
     public SoftBenchRig(long namespaceBytes, int queueDepth, int maxIoBytes, boolean daemonMetrics) throws Exception {
+        this(namespaceBytes, queueDepth, maxIoBytes, daemonMetrics, RdmaTransportConfig.DEFAULT_ZERO_COPY_RAM);
+    }
+
+    /** @param zeroCopy the transport's {@code zeroCopyRam}: keyed data straight to and from the RAM namespace */
+    public SoftBenchRig(long namespaceBytes, int queueDepth, int maxIoBytes, boolean daemonMetrics, boolean zeroCopy)
+            throws Exception {
         fabric.addDevice("t0", TARGET_IP);
         fabric.addDevice("h0", HOST_IP);
         target.addPort(new Port(1, DiscoveryLog.TRTYPE_RDMA, DiscoveryLog.ADRFAM_IPV4, TARGET_IP,
@@ -79,8 +85,8 @@ public final class SoftBenchRig implements AutoCloseable {
             ns.observer((NamespaceObserver) observerAndMeters[1]);
         }
         target.exposeSubsystem(1, SUBNQN);
-        transport = new RdmaTransport(fabric, RdmaTransportConfig.of(List.of(RdmaPortConfig.of(1, TARGET_IP, PORT))),
-                target);
+        transport = new RdmaTransport(fabric, RdmaTransportConfig.of(List.of(RdmaPortConfig.of(1, TARGET_IP, PORT)))
+                .withZeroCopyRam(zeroCopy), target);
         transport.open();
         InetSocketAddress src = new InetSocketAddress(HOST_IP, 0);
         InetSocketAddress dst = new InetSocketAddress(TARGET_IP, PORT);
@@ -92,6 +98,16 @@ public final class SoftBenchRig implements AutoCloseable {
         io = new BenchQueue(fabric, src, dst, 1, queueDepth, Math.max(maxIoBytes, 1024));
         io.rdmaConnect(pump);
         check(io.nvmeConnect(SUBNQN, HOSTNQN, cntlid, pump), "I/O queue Connect");
+        if (zeroCopy) {
+            // The first keyed command has the CM agent register the namespace (step() does not run the CM agent).
+            long before = io.completed;
+            if (io.read(0, NSID, 0, 1, BLOCK) != 0) throw new IllegalStateException("host post_send failed");
+            for (int i = 0; i < 10_000 && io.completed == before; i++) pumpOnce();
+            pumpOnce();
+            boolean registered = false;
+            for (var d : transport.cm().deviceResources().values()) registered |= !d.registrations().isEmpty();
+            if (!registered) throw new IllegalStateException("zero copy: the RAM namespace was not registered");
+        }
         io.completed = 0;
     }
 

@@ -28,6 +28,7 @@ import dev.nvmf.verbs.WcOpcode;
 import dev.nvmf.verbs.WcStatus;
 import dev.nvmf.verbs.WorkCompletion;
 import dev.nvmf.verbs.WrOpcode;
+import dev.nvmf.verbs.selftest.VerbsScenario;
 
 import java.io.File;
 import java.io.PrintStream;

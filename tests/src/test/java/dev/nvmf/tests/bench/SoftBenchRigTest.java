@@ -32,7 +32,11 @@ class SoftBenchRigTest {
     }
 
     private static void dataIntegrity(boolean metrics) throws Exception {
-        try (SoftBenchRig rig = new SoftBenchRig(1 << 20, 128, 4096, metrics)) {
+        dataIntegrity(metrics, false);
+    }
+
+    private static void dataIntegrity(boolean metrics, boolean zeroCopy) throws Exception {
+        try (SoftBenchRig rig = new SoftBenchRig(1 << 20, 128, 4096, metrics, zeroCopy)) {
             BenchQueue h = rig.io;
             MemorySegment.copy(MemorySegment.ofArray(pattern(1)), 0, h.inCapsule(0), 0, 4096);
             MemorySegment.copy(MemorySegment.ofArray(pattern(2)), 0, h.data(1), 0, 4096);
@@ -80,10 +84,21 @@ class SoftBenchRigTest {
     }
 
     @Test
+    void writesLandAndReadsComeBackZeroCopy() throws Exception {
+        dataIntegrity(true, true);
+    }
+
+    @Test
     void benchmarkLoopCompletesEveryBatchWithoutErrors() throws Exception {
-        for (String op : new String[] {"read", "write", "writeKeyed"}) {
+        String[][] runs = {{"read", "4096", "false"}, {"write", "4096", "false"}, {"writeKeyed", "4096", "false"},
+                {"read", "4096", "true"}, {"writeKeyed", "4096", "true"}, {"read", "131072", "false"},
+                {"writeKeyed", "131072", "true"}};
+        for (String[] run : runs) {
+            String op = run[0] + " " + run[1] + " zero copy " + run[2];
             IoPathBenchmark b = new IoPathBenchmark();
-            b.op = op;
+            b.op = run[0];
+            b.bytes = Integer.parseInt(run[1]);
+            b.zeroCopy = Boolean.parseBoolean(run[2]);
             b.qd = 32;
             b.observer = "metrics";
             b.setUp();

@@ -30,6 +30,7 @@ public final class LabRun {
     public static final int STATUS_SCENARIO_TIMEOUT = 124;
 
     private static final int TAIL_LINES = 60;
+    private static final int HS_ERR_HEAD_LINES = 40;
 
     private final String scenario;
     private final int exitStatus;
@@ -77,7 +78,9 @@ public final class LabRun {
 
     /**
      * Whether a JVM in the guest died of a fatal error (SIGSEGV, SIGILL...): an hs_err report among the logs, or
-     * HotSpot's fatal-error banner in the scenario's output or a log. Not a test verdict: see {@link LabVm#run}.
+     * HotSpot's fatal-error banner in the scenario's output or a log. Under single-threaded TCG that is our bug until
+     * shown otherwise: {@link #assertSucceeded()} fails such a run whatever the scenario's exit status, and the
+     * report stays in the results folder (tests/lab/README.md, "JVM crashes").
      */
     public boolean jvmCrashed() {
         String banner = "A fatal error has been detected by the Java Runtime Environment";
@@ -90,6 +93,11 @@ public final class LabRun {
             }
         }
         return false;
+    }
+
+    /** The hs_err reports guest JVMs left among the logs (boot.sh points -XX:ErrorFile there), by name. */
+    public List<String> hsErrReports() {
+        return logNames().stream().filter(n -> n.startsWith("hs_err_pid")).toList();
     }
 
     /** Names of the collected logs. */
@@ -129,9 +137,12 @@ public final class LabRun {
         return Collections.unmodifiableMap(m);
     }
 
-    /** Fails (AssertionError with {@link #describe()}, also printed) unless the scenario exited with status 0. */
+    /**
+     * Fails (AssertionError with {@link #describe()}, also printed) unless the scenario exited with status 0 and no
+     * JVM crashed in the guest.
+     */
     public LabRun assertSucceeded() {
-        if (!succeeded()) {
+        if (!succeeded() || jvmCrashed()) {
             AssertionError e = failure();
             System.out.println(e.getMessage());
             throw e;
@@ -146,6 +157,12 @@ public final class LabRun {
 
     /** A short verdict line. */
     public String verdict() {
+        if (guestReported() && jvmCrashed()) {
+            List<String> reports = hsErrReports();
+            return "lab scenario " + scenario + ": a JVM CRASHED in the guest ("
+                    + (reports.isEmpty() ? "HotSpot's fatal-error banner in the output" : "logs/" + String.join(", logs/", reports))
+                    + "; scenario exit status " + exitStatus + ")";
+        }
         if (exitStatus == 0) {
             return "lab scenario " + scenario + " passed";
         }
@@ -163,6 +180,11 @@ public final class LabRun {
     public String describe() {
         StringBuilder b = new StringBuilder();
         b.append("==== ").append(verdict()).append(" (results in ").append(outDir).append(")\n");
+        for (String report : hsErrReports()) {
+            // The head says what crashed (signal, problematic frame, the thread); the rest is in the folder.
+            head(b, "logs/" + report + " (a guest JVM crashed; the whole report is in the results folder)",
+                    read(outDir.resolve("logs").resolve(report)), HS_ERR_HEAD_LINES);
+        }
         section(b, "results.properties", read(outDir.resolve("results.properties")), Integer.MAX_VALUE);
         section(b, "lab.sh (host)", hostLog(), TAIL_LINES);
         section(b, "console.log (guest serial console)", console(), TAIL_LINES * 2);
@@ -171,7 +193,7 @@ public final class LabRun {
         section(b, "scenario stderr", stderr(), TAIL_LINES * 2);
         List<String> rest = new ArrayList<>();
         for (String name : logNames()) {
-            if (name.equals("dmesg.txt")) {
+            if (name.equals("dmesg.txt") || name.startsWith("hs_err_pid")) {
                 continue;
             }
             rest.add(name);
@@ -180,6 +202,14 @@ public final class LabRun {
         section(b, "logs/dmesg.txt", read(outDir.resolve("logs/dmesg.txt")), TAIL_LINES);
         b.append("==== end of lab run ").append(scenario).append('\n');
         return b.toString();
+    }
+
+    private static void head(StringBuilder b, String title, String text, int maxLines) {
+        String[] lines = text.split("\n", -1);
+        b.append("---- ").append(title).append('\n');
+        for (int i = 0; i < Math.min(lines.length, maxLines); i++) {
+            b.append(lines[i]).append('\n');
+        }
     }
 
     private static void section(StringBuilder b, String title, String text, int maxLines) {

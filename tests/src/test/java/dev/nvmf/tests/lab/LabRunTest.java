@@ -53,6 +53,39 @@ class LabRunTest {
     }
 
     @Test
+    void aGuestJvmCrashFailsTheRunEvenWhenTheScenarioPassed() throws IOException {
+        // Single-threaded TCG: a guest JVM crash is our bug until shown otherwise. No second run hides it: the run
+        // fails, and the hs_err report is kept with the results and shown from its start (signal, frame).
+        Files.writeString(dir.resolve("status"), "0\n");
+        Files.createDirectories(dir.resolve("logs"));
+        StringBuilder report = new StringBuilder("#\n# A fatal error has been detected by the Java Runtime Environment:\n"
+                + "#\n#  SIGSEGV (0xb) at pc=0x00007f16145214a0, pid=219, tid=231\n#\n# Problematic frame:\n"
+                + "# J 1234 c1 java.lang.String.hashCode()I (60 bytes)\n");
+        for (int i = 0; i < 500; i++) {
+            report.append("line ").append(i).append(" of the rest of the report\n");
+        }
+        Files.writeString(dir.resolve("logs/hs_err_pid219.log"), report);
+        LabRun r = new LabRun("x", 0, dir, dir.resolve("lab-host.log"));
+        assertTrue(r.succeeded(), "the scenario itself exited 0");
+        assertEquals(java.util.List.of("hs_err_pid219.log"), r.hsErrReports());
+        AssertionError e = assertThrows(AssertionError.class, r::assertSucceeded);
+        assertTrue(r.verdict().contains("JVM CRASHED"), r.verdict());
+        assertTrue(e.getMessage().contains("hs_err_pid219.log"), e.getMessage());
+        assertTrue(e.getMessage().contains("SIGSEGV (0xb) at pc=0x00007f16145214a0"), "the report's head is shown");
+        assertTrue(e.getMessage().contains("java.lang.String.hashCode()"), "the problematic frame is shown");
+        assertThrows(AssertionError.class, () -> LabVm.failOnJvmCrash(r));
+    }
+
+    @Test
+    void aRunWithoutACrashIsNotFailedForOne() throws IOException {
+        Files.writeString(dir.resolve("status"), "0\n");
+        LabRun r = new LabRun("x", 0, dir, dir.resolve("lab-host.log"));
+        assertEquals(r, r.assertSucceeded());
+        LabVm.failOnJvmCrash(r);
+        assertTrue(r.verdict().contains("passed"), r.verdict());
+    }
+
+    @Test
     void hungVmIsReportedAsSuch() {
         LabRun r = new LabRun("x", LabRun.STATUS_VM_TIMEOUT, dir, dir.resolve("lab-host.log"));
         assertTrue(r.verdict().contains("HUNG"), r.verdict());

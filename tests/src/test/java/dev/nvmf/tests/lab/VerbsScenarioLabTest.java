@@ -9,17 +9,17 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
- * The Java verbs conformance scenario ({@code dev.nvmf.tests.verbs.VerbsScenario}) against real rdma_rxe
+ * The Java verbs conformance scenario ({@code dev.nvmf.verbs.selftest.VerbsScenario}) against real rdma_rxe
  * devices in the lab guest, on this build's classes. It prints {@code VERBS-SCENARIO: PASS} on success.
  */
 @Tag("lab")
 class VerbsScenarioLabTest {
-    static final String MAIN_CLASS = "dev.nvmf.tests.verbs.VerbsScenario";
+    static final String MAIN_CLASS = "dev.nvmf.verbs.selftest.VerbsScenario";
 
     @Test
     void verbsScenarioPassesOnSoftRoce() {
         assertTrue(onClassPath(MAIN_CLASS), MAIN_CLASS + " is not on the test class path: the verbs scenario"
-                + " has not been built (tests/src/main/java/dev/nvmf/tests/verbs/)");
+                + " has not been built (verbs-ffm/src/main/java/dev/nvmf/verbs/selftest/)");
         LabRun r = LabVm.run("verbs-scenario.sh", Map.of("VERBS_MAIN", MAIN_CLASS), Duration.ofMinutes(8));
         String log = r.log("verbs-scenario").orElse("");
         assertTrue(log.lines().anyMatch(l -> l.strip().equals("VERBS-SCENARIO: PASS")), r::describe);

@@ -2,6 +2,7 @@ package dev.nvmf.tests.verbs;
 
 import dev.nvmf.verbs.RdmaProvider;
 import dev.nvmf.verbs.soft.SoftFabric;
+import dev.nvmf.verbs.selftest.VerbsScenario;
 import dev.nvmf.verbs.soft.SoftResources;
 import org.junit.jupiter.api.Test;
 

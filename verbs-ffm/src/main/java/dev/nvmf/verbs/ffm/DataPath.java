@@ -12,7 +12,7 @@ import static java.lang.foreign.ValueLayout.JAVA_INT;
  * Address-less downcall handles for the verbs data path. {@code ibv_post_send} and friends are {@code static
  * inline} in verbs.h and call through {@code struct ibv_context_ops}; a QP or CQ reads its function pointers
  * from the context once and passes them as the first argument of these handles (verbs.h: the inline
- * ibv_post_send, ibv_post_recv, ibv_poll_cq and ibv_req_notify_cq call {@code context->ops}).
+ * ibv_post_send, ibv_post_recv, ibv_post_srq_recv, ibv_poll_cq and ibv_req_notify_cq call {@code context->ops}).
  */
 final class DataPath {
     private static final Linker LINKER = Linker.nativeLinker();
@@ -37,6 +37,10 @@ final class DataPath {
 
     /** int (*post_recv)(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr). */
     static final MethodHandle POST_RECV = LINKER.downcallHandle(
+            FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, ADDRESS));
+
+    /** int (*post_srq_recv)(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr). */
+    static final MethodHandle POST_SRQ_RECV = LINKER.downcallHandle(
             FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, ADDRESS));
 
     /** All of the address space, to follow the native next pointers of a work-request chain. */

@@ -52,7 +52,10 @@ final class DeviceQuery {
                     a.get(JAVA_INT, NativeLayout.IBV_DEVICE_ATTR_MAX_QP_RD_ATOM),
                     a.get(JAVA_INT, NativeLayout.IBV_DEVICE_ATTR_MAX_QP_INIT_RD_ATOM),
                     Integer.toUnsignedLong(a.get(JAVA_INT, NativeLayout.IBV_DEVICE_ATTR_DEVICE_CAP_FLAGS)),
-                    Byte.toUnsignedInt(a.get(JAVA_BYTE, NativeLayout.IBV_DEVICE_ATTR_PHYS_PORT_CNT)));
+                    Byte.toUnsignedInt(a.get(JAVA_BYTE, NativeLayout.IBV_DEVICE_ATTR_PHYS_PORT_CNT)),
+                    a.get(JAVA_INT, NativeLayout.IBV_DEVICE_ATTR_MAX_SRQ),
+                    a.get(JAVA_INT, NativeLayout.IBV_DEVICE_ATTR_MAX_SRQ_WR),
+                    a.get(JAVA_INT, NativeLayout.IBV_DEVICE_ATTR_MAX_SRQ_SGE));
         }
     }
 

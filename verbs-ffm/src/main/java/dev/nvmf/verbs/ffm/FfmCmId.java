@@ -98,6 +98,12 @@ final class FfmCmId implements CmId {
             a.set(JAVA_INT, NativeLayout.IBV_QP_INIT_ATTR_MAX_INLINE_DATA, cap.maxInlineData());
             a.set(JAVA_INT, NativeLayout.IBV_QP_INIT_ATTR_QP_TYPE, NativeLayout.IBV_QPT_RC);
             a.set(JAVA_INT, NativeLayout.IBV_QP_INIT_ATTR_SQ_SIG_ALL, attributes.signalAll() ? 1 : 0);
+            if (attributes.srq() != null) {
+                // Receives come from the SRQ: the QP gets no receive queue of its own (verbs.h, ibv_qp_init_attr).
+                a.set(ADDRESS, NativeLayout.IBV_QP_INIT_ATTR_SRQ, ((FfmSharedReceiveQueue) attributes.srq()).srq());
+                a.set(JAVA_INT, NativeLayout.IBV_QP_INIT_ATTR_MAX_RECV_WR, 0);
+                a.set(JAVA_INT, NativeLayout.IBV_QP_INIT_ATTR_MAX_RECV_SGE, 0);
+            }
             rdma().check("rdma_create_qp", id, pd.pd(), a);
             // rdma_create_qp writes the granted capacities back into the attributes.
             QpCapabilities granted = new QpCapabilities(

@@ -4,6 +4,7 @@ import dev.nvmf.verbs.Device;
 import dev.nvmf.verbs.MemoryRegion;
 import dev.nvmf.verbs.MemoryWindow;
 import dev.nvmf.verbs.ProtectionDomain;
+import dev.nvmf.verbs.SharedReceiveQueue;
 
 import java.lang.foreign.MemorySegment;
 
@@ -35,6 +36,12 @@ final class FfmProtectionDomain implements ProtectionDomain {
     @Override
     public MemoryWindow allocateMemoryWindow() {
         return FfmMemoryWindow.allocate(device, pd);
+    }
+
+    /** ibv_create_srq (exported, IBVERBS_1.1); the provider writes the granted max_wr and max_sge back. */
+    @Override
+    public SharedReceiveQueue createSharedReceiveQueue(int maxWr, int maxSge) {
+        return FfmSharedReceiveQueue.create(device, pd, maxWr, maxSge);
     }
 
     @Override

@@ -27,6 +27,8 @@ public final class NativeLayout {
     @CExpr("offsetof(struct ibv_context, ops.req_notify_cq)") public static final int IBV_CONTEXT_OPS_REQ_NOTIFY_CQ = 104;
     @CExpr("offsetof(struct ibv_context, ops.post_send)") public static final int IBV_CONTEXT_OPS_POST_SEND = 208;
     @CExpr("offsetof(struct ibv_context, ops.post_recv)") public static final int IBV_CONTEXT_OPS_POST_RECV = 216;
+    /** ops.post_srq_recv: ibv_post_srq_recv is static inline over it (verbs.h). */
+    @CExpr("offsetof(struct ibv_context, ops.post_srq_recv)") public static final int IBV_CONTEXT_OPS_POST_SRQ_RECV = 168;
 
     // ---- struct ibv_device_attr ----
     @CExpr("sizeof(struct ibv_device_attr)") public static final int IBV_DEVICE_ATTR_SIZE = 232;
@@ -41,6 +43,9 @@ public final class NativeLayout {
     @CExpr("offsetof(struct ibv_device_attr, max_mr)") public static final int IBV_DEVICE_ATTR_MAX_MR = 136;
     @CExpr("offsetof(struct ibv_device_attr, max_qp_rd_atom)") public static final int IBV_DEVICE_ATTR_MAX_QP_RD_ATOM = 144;
     @CExpr("offsetof(struct ibv_device_attr, max_qp_init_rd_atom)") public static final int IBV_DEVICE_ATTR_MAX_QP_INIT_RD_ATOM = 156;
+    @CExpr("offsetof(struct ibv_device_attr, max_srq)") public static final int IBV_DEVICE_ATTR_MAX_SRQ = 212;
+    @CExpr("offsetof(struct ibv_device_attr, max_srq_wr)") public static final int IBV_DEVICE_ATTR_MAX_SRQ_WR = 216;
+    @CExpr("offsetof(struct ibv_device_attr, max_srq_sge)") public static final int IBV_DEVICE_ATTR_MAX_SRQ_SGE = 220;
     @CExpr("offsetof(struct ibv_device_attr, phys_port_cnt)") public static final int IBV_DEVICE_ATTR_PHYS_PORT_CNT = 227;
 
     // ---- struct ibv_port_attr (the exported ibv_query_port fills the compat prefix; we zero the whole) ----
@@ -65,6 +70,14 @@ public final class NativeLayout {
     @CExpr("offsetof(struct ibv_qp_init_attr, cap.max_inline_data)") public static final int IBV_QP_INIT_ATTR_MAX_INLINE_DATA = 48;
     @CExpr("offsetof(struct ibv_qp_init_attr, qp_type)") public static final int IBV_QP_INIT_ATTR_QP_TYPE = 52;
     @CExpr("offsetof(struct ibv_qp_init_attr, sq_sig_all)") public static final int IBV_QP_INIT_ATTR_SQ_SIG_ALL = 56;
+
+    // ---- struct ibv_srq_init_attr / struct ibv_srq ----
+    @CExpr("sizeof(struct ibv_srq_init_attr)") public static final int IBV_SRQ_INIT_ATTR_SIZE = 24;
+    @CExpr("offsetof(struct ibv_srq_init_attr, attr.max_wr)") public static final int IBV_SRQ_INIT_ATTR_MAX_WR = 8;
+    @CExpr("offsetof(struct ibv_srq_init_attr, attr.max_sge)") public static final int IBV_SRQ_INIT_ATTR_MAX_SGE = 12;
+    @CExpr("offsetof(struct ibv_srq_init_attr, attr.srq_limit)") public static final int IBV_SRQ_INIT_ATTR_SRQ_LIMIT = 16;
+    @CExpr("sizeof(struct ibv_srq)") public static final int IBV_SRQ_SIZE = 128;
+    @CExpr("offsetof(struct ibv_srq, context)") public static final int IBV_SRQ_CONTEXT = 0;
 
     // ---- struct ibv_qp_attr ----
     @CExpr("sizeof(struct ibv_qp_attr)") public static final int IBV_QP_ATTR_SIZE = 144;

@@ -60,6 +60,8 @@ final class Rdma {
         bind(verbs, "ibv_destroy_cq", JAVA_INT, ADDRESS);
         bind(verbs, "ibv_get_cq_event", JAVA_INT, ADDRESS, ADDRESS, ADDRESS);
         bind(verbs, "ibv_ack_cq_events", null, ADDRESS, JAVA_INT);
+        bind(verbs, "ibv_create_srq", ADDRESS, ADDRESS, ADDRESS);
+        bind(verbs, "ibv_destroy_srq", JAVA_INT, ADDRESS);
         bind(verbs, "ibv_modify_qp", JAVA_INT, ADDRESS, ADDRESS, JAVA_INT);
         bind(verbs, "ibv_query_qp", JAVA_INT, ADDRESS, ADDRESS, JAVA_INT, ADDRESS);
         bind(verbs, "ibv_get_async_event", JAVA_INT, ADDRESS, ADDRESS);

@@ -160,7 +160,7 @@ class CmTest {
         SoftFabric f = SoftFabric.manual();
         Pair.Setup s = new Pair.Setup();
         Pair p = Pair.upToRequest(f, s);
-        f.faults().delayNext(CmMessage.RTU, 2_000_000);   // the RTU is late (seed 004)
+        f.faults().delayNext(CmMessage.RTU, 2_000_000);   // the RTU is late (thread "posting send requests in RTR")
         p.accept(s);
         f.deliverAll();
         p.expect(p.clientEvents, CmEventType.ESTABLISHED).ack();

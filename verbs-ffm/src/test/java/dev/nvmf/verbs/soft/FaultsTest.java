@@ -12,6 +12,7 @@ import org.junit.jupiter.api.Test;
 import java.util.List;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -147,7 +148,6 @@ class FaultsTest {
         assertEquals(AsyncEvent.Type.DEVICE_FATAL, p.server.device.pollAsyncEvent(0).type());
         assertEquals(QpState.ERR, p.server.qp.state());
         assertEquals(List.of(200L, 201L, 202L, 203L), p.server.poll().stream().map(Pair.Wc::wrId).toList());
-        assertTrue(p.fabric.listDevices().stream().noneMatch(d -> d.name().equals("soft0")));
         assertThrows(VerbsException.class, () -> p.fabric.openDevice("soft0"));
         assertThrows(VerbsException.class, () -> p.server.device.allocProtectionDomain());
         // The host's traffic to the removed device is lost: its sends time out.
@@ -156,6 +156,28 @@ class FaultsTest {
         assertEquals(WcStatus.RETRY_EXC_ERR, p.client.poll().getFirst().status());
         p.close();
         assertTrue(p.fabric.resources().nothingLeaked(), p.fabric.resources().toString());
+        // Listed no more. (A listing rescans as librdmacm's does: made before everything on the removed device was
+        // closed, it would have let librdmacm close the context under them; SoftDevice#closedByLibrary.)
+        assertTrue(p.fabric.listDevices().stream().noneMatch(d -> d.name().equals("soft0")));
+        assertTrue(p.fabric.cmContextClosed("soft0"));
+    }
+
+    /** A rescan while a removed device's objects are still open strands them: their destroy calls fail (EBADF). */
+    @Test
+    void aRescanAfterRemovalClosesTheContextOnceItsLastCmIdGoes() {
+        Pair p = Pair.connected();
+        p.fabric.removeDevice("soft0");
+        p.fabric.listDevices();
+        assertFalse(p.fabric.cmContextClosed("soft0"), "CM ids still use it");
+        Pair.drain(p.serverEvents);
+        p.server.id.close();
+        p.listener.close();
+        assertTrue(p.fabric.cmContextClosed("soft0"), "closed with its last CM id");
+        VerbsException e = assertThrows(VerbsException.class, () -> p.server.mr.close());
+        assertEquals(Errno.EBADF, e.errno(), "the region was left on a closed context");
+        assertEquals(Errno.EBADF, assertThrows(VerbsException.class, () -> p.server.cq.close()).errno());
+        assertEquals(Errno.EBUSY, assertThrows(VerbsException.class, () -> p.server.channel.close()).errno(),
+                "its CQ still counts on the channel: the channel cannot go (and would keep the device in use)");
     }
 
     @Test

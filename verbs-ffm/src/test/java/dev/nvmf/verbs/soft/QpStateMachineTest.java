@@ -119,7 +119,7 @@ class QpStateMachineTest {
         p.client.qp.moveToError();
         p.client.poll();   // the posted receives' flushes
         assertEquals(QpState.ERR, p.client.qp.state());
-        assertEquals(0, p.client.send(5, 0, 0, 16), "post to ERR is not a synchronous failure (seed 000)");
+        assertEquals(0, p.client.send(5, 0, 0, 16), "post to ERR is not a synchronous failure (IBA chapter 10, QP states; thread \"drain_sq and drain_rq\")");
         assertEquals(0, p.client.recv(6, 0, 16));
         List<Pair.Wc> c = p.client.poll();
         assertEquals(2, c.size());
@@ -137,7 +137,7 @@ class QpStateMachineTest {
         Pair p = Pair.upToRequest(f, s);
         p.accept(s);
         assertEquals(QpState.RTR, p.server.qp.state());
-        assertEquals(Errno.EINVAL, p.server.send(1, SendFlags.SIGNALED, 0, 8), "RTR refuses sends (seed 004)");
+        assertEquals(Errno.EINVAL, p.server.send(1, SendFlags.SIGNALED, 0, 8), "RTR refuses sends (IBA chapter 10, QP states; thread \"posting send requests in RTR\")");
         f.faults().delayNext(CmMessage.RTU, 1_000_000);
         f.deliverAll();
         // The host is connected and sends at once; the passive QP in RTR receives it.

@@ -146,6 +146,21 @@ final class DeviceNode {
         for (SoftCmId id : new ArrayList<>(cmIds)) id.deviceRemoved();
     }
 
+    /**
+     * A rescan of the device list (librdmacm's sync_devices_list) found this removed device gone: its CM context
+     * closes now if no CM id uses it any more, else when the last one goes ({@link SoftDevice#closedByLibrary}).
+     */
+    void rescannedAfterRemoval() {
+        if (cmContext.closedByLibrary) return;
+        cmContext.closeWhenUnused = true;
+        cmContextUnused();
+    }
+
+    /** A CM id on this device was destroyed: a removed device's marked context closes with the last one. */
+    void cmContextUnused() {
+        if (removed && cmContext.closeWhenUnused && cmIds.isEmpty()) cmContext.closedByLibrary = true;
+    }
+
     /** The device dies: see {@link SoftFaults#killDevice}. */
     void kill(SoftFaults.DeviceDeath how) {
         if (how == SoftFaults.DeviceDeath.FATAL_EVENT) postAsync(AsyncEvent.ofDevice(AsyncEvent.Type.DEVICE_FATAL));

@@ -252,6 +252,15 @@ public final class SoftCmId implements CmId {
             SoftCompletionQueue scq = cqOf(attributes.sendCq());
             SoftCompletionQueue rcq = cqOf(attributes.recvCq());
             QpCapabilities c = attributes.capabilities();
+            SoftSharedReceiveQueue srq = null;
+            if (attributes.srq() != null) {
+                if (!(attributes.srq() instanceof SoftSharedReceiveQueue s) || s.closed || s.pd.context != node.cmContext) {
+                    throw invalid("rdma_create_qp", "shared receive queue is not on this id's device context");
+                }
+                srq = s;
+                // The receive queue's capacities do not apply (ibv_qp_init_attr: ignored with an SRQ).
+                c = new QpCapabilities(c.maxSendWr(), 0, c.maxSendSge(), 0, c.maxInlineData());
+            }
             int maxWr = node.attributes.maxQpWr();
             int maxSge = node.attributes.maxSge();
             if (c.maxSendWr() < 1 || c.maxSendWr() > maxWr || c.maxRecvWr() < 0 || c.maxRecvWr() > maxWr
@@ -259,7 +268,8 @@ public final class SoftCmId implements CmId {
                     || c.maxInlineData() < 0 || c.maxInlineData() > 1024) {
                 throw invalid("rdma_create_qp", "capabilities beyond the device's limits: " + c);
             }
-            SoftQueuePair q = new SoftQueuePair(node.cmContext, pd, scq, rcq, c, attributes.signalAll());
+            SoftQueuePair q = new SoftQueuePair(node.cmContext, pd, scq, rcq, c, attributes.signalAll(), srq);
+            if (srq != null) srq.qps.add(q);
             q.cmId = this;
             scq.qps.add(q);
             if (rcq != scq) rcq.qps.add(q);
@@ -606,7 +616,9 @@ public final class SoftCmId implements CmId {
                 qp = null;
             }
             state = State.DESTROYED;
+            DeviceNode was = node;
             attach(null);
+            if (was != null) was.cmContextUnused();
             fabric.boundIds.remove(this);
             fabric.resources.remove(SoftResources.Kind.CM_ID, this);
             fabric.pumpIfAutomatic();

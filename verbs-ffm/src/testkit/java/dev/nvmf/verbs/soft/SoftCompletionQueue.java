@@ -145,6 +145,7 @@ public final class SoftCompletionQueue implements CompletionQueue {
         fabric.lock.lock();
         try {
             if (closed) return;
+            context.checkOpen("ibv_destroy_cq");
             if (!qps.isEmpty()) throw new VerbsException("ibv_destroy_cq", Errno.EBUSY, "Device or resource busy");
             closed = true;
             for (Cqe c : entries) fabric.recycle(c);

@@ -19,6 +19,18 @@ public final class SoftDevice implements Device {
     private final ArrayDeque<AsyncEvent> asyncEvents = new ArrayDeque<>();
     int children;
     private boolean closed;
+    /**
+     * librdmacm closed this CM-owned context: a rescan ({@code rdma_get_devices}) found its device gone and no CM id
+     * on it, or the last id went after a rescan had marked it (rdma-core librdmacm/cma.c: sync_devices_list,
+     * remove_cma_dev, ucma_put_device). Its command file is closed: every later call on an object of this context
+     * fails with EBADF. The kernel destroys those objects with the file, but a completion channel is a file of its
+     * own, and one whose CQ could not be destroyed ({@code ibv_destroy_comp_channel}: EBUSY) stays open and keeps
+     * the device in use: {@code rdma link delete} waits for it for ever (ib_uverbs_remove_one). The objects stay
+     * counted here so that a consumer that closes them too late is seen.
+     */
+    boolean closedByLibrary;
+    /** A rescan found the device gone while CM ids still used this context: closed when the last of them goes. */
+    boolean closeWhenUnused;
     private final Readiness readiness;
     private final java.util.function.BooleanSupplier ready = () -> !asyncEvents.isEmpty();
 
@@ -38,6 +50,12 @@ public final class SoftDevice implements Device {
 
     /** The device's IP address on the fabric. */
     public String address() { return node.ip.getHostAddress(); }
+
+    /** EBADF once librdmacm closed this context ({@link #closedByLibrary}): for the destroy calls of its objects. */
+    void checkOpen(String call) {
+        if (closedByLibrary) throw new VerbsException(call, Errno.EBADF, "Bad file descriptor: librdmacm closed "
+                + node.name + "'s context");
+    }
 
     void checkUsable(String call) {
         if (closed) throw new VerbsException(call, Errno.EINVAL, "context closed");

@@ -137,10 +137,16 @@ public final class SoftFabric implements RdmaProvider {
 
     // ---------------------------------------------------------------- configuration
 
-    /** Realistic attributes of a ConnectX-class device (max_qp_wr 16384, max_sge 32, rd atoms 128, MEM_MGT_EXTENSIONS). */
+    /**
+     * Realistic attributes of a ConnectX-class device (max_qp_wr 16384, max_sge 32, rd atoms 128, MEM_MGT_EXTENSIONS,
+     * type-2B memory windows, SRQs of up to 32767 receives of 31 entries). A device added with attributes that lack
+     * both type-2 window flags refuses {@code ibv_alloc_mw} with EOPNOTSUPP, as rdma-core's providers without windows
+     * do.
+     */
     public static DeviceAttributes defaultAttributes() {
         return new DeviceAttributes(131072, 16384, 32, 16777216, 4194303, 16777216, 0xffffffffffffffffL,
-                128, 128, DeviceAttributes.IBV_DEVICE_MEM_MGT_EXTENSIONS | 0x1L << 24 /* RC_RNR_NAK_GEN */, 1);
+                128, 128, DeviceAttributes.IBV_DEVICE_MEM_MGT_EXTENSIONS | DeviceAttributes.IBV_DEVICE_MEM_WINDOW
+                        | DeviceAttributes.IBV_DEVICE_MEM_WINDOW_TYPE_2B, 1, 8388608, 32767, 31);
     }
 
     /** The default attributes without memory-management extensions (no SEND_WITH_INV): tests the fallback. */
@@ -148,7 +154,8 @@ public final class SoftFabric implements RdmaProvider {
         DeviceAttributes a = defaultAttributes();
         return new DeviceAttributes(a.maxQp(), a.maxQpWr(), a.maxSge(), a.maxCq(), a.maxCqe(), a.maxMr(),
                 a.maxMrSize(), a.maxQpRdAtom(), a.maxQpInitRdAtom(),
-                a.deviceCapFlags() & ~DeviceAttributes.IBV_DEVICE_MEM_MGT_EXTENSIONS, a.physPortCnt());
+                a.deviceCapFlags() & ~DeviceAttributes.IBV_DEVICE_MEM_MGT_EXTENSIONS, a.physPortCnt(), a.maxSrq(),
+                a.maxSrqWr(), a.maxSrqSge());
     }
 
     /** Adds a device with default attributes and one IPv4/IPv6 address. */
@@ -215,6 +222,26 @@ public final class SoftFabric implements RdmaProvider {
         }
     }
 
+    /** The latest removal of device {@code name} (under the lock). */
+    private DeviceNode lastRemoved(String name) {
+        DeviceNode old = null;
+        for (DeviceNode d : removedDevices) {
+            if (d.name.equals(name)) old = d;
+        }
+        if (old == null) throw new IllegalArgumentException("no removed device " + name);
+        return old;
+    }
+
+    /** Whether librdmacm closed the CM context of removed device {@code name} (its latest removal). */
+    public boolean cmContextClosed(String name) {
+        lock.lock();
+        try {
+            return lastRemoved(name).cmContext.closedByLibrary;
+        } finally {
+            lock.unlock();
+        }
+    }
+
     /**
      * QP numbers are per device, as on hardware: each device counts from its own base (distinct bases by default, so
      * numbers happen to be unique across the fabric). This makes {@code device}'s next QP number {@code qpNum}
@@ -245,11 +272,7 @@ public final class SoftFabric implements RdmaProvider {
     public SoftDevice returnDevice(String name) {
         lock.lock();
         try {
-            DeviceNode old = null;
-            for (DeviceNode d : removedDevices) {
-                if (d.name.equals(name)) old = d;
-            }
-            if (old == null) throw new IllegalArgumentException("no removed device " + name);
+            DeviceNode old = lastRemoved(name);
             return addDevice(name, old.ip, old.attributes, old.guid);
         } finally {
             lock.unlock();
@@ -322,10 +345,15 @@ public final class SoftFabric implements RdmaProvider {
     @Override
     public String name() { return "soft"; }
 
+    /**
+     * The devices on the fabric. Like {@code rdma_get_devices} in librdmacm, the listing also rescans: the CM context
+     * of a removed device is closed once no CM id uses it ({@link SoftDevice#closedByLibrary}).
+     */
     @Override
     public List<DeviceInfo> listDevices() {
         lock.lock();
         try {
+            for (DeviceNode d : removedDevices) d.rescannedAfterRemoval();
             List<DeviceInfo> out = new ArrayList<>();
             for (DeviceNode d : devices.values()) {
                 out.add(new DeviceInfo(d.name, d.guid, d.attributes, List.of(

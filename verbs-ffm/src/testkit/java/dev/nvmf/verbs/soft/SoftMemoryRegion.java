@@ -61,6 +61,7 @@ public final class SoftMemoryRegion implements MemoryRegion {
         f.lock.lock();
         try {
             if (closed) return;
+            pd.context.checkOpen("ibv_dereg_mr");
             if (boundWindows > 0) {
                 throw new VerbsException("ibv_dereg_mr", Errno.EINVAL, "Invalid argument: " + boundWindows
                         + " memory window(s) still bound to the region");

@@ -6,6 +6,7 @@ import dev.nvmf.verbs.Errno;
 import dev.nvmf.verbs.MemoryRegion;
 import dev.nvmf.verbs.MemoryWindow;
 import dev.nvmf.verbs.ProtectionDomain;
+import dev.nvmf.verbs.SharedReceiveQueue;
 import dev.nvmf.verbs.VerbsException;
 
 import java.lang.foreign.MemorySegment;
@@ -56,6 +57,9 @@ public final class SoftProtectionDomain implements ProtectionDomain {
         try {
             if (closed) throw new VerbsException("ibv_alloc_mw", Errno.EINVAL, "protection domain closed");
             context.checkUsable("ibv_alloc_mw");
+            if (!context.node.attributes.memoryWindowsType2()) {
+                throw new VerbsException("ibv_alloc_mw", Errno.EOPNOTSUPP, Errno.message(Errno.EOPNOTSUPP));
+            }
             SoftMemoryWindow mw = new SoftMemoryWindow(this, context.node.allocateWindowKey());
             context.node.addWindow(mw);
             users++;
@@ -66,11 +70,34 @@ public final class SoftProtectionDomain implements ProtectionDomain {
         }
     }
 
+    /** ibv_create_srq within the device's max_srq, max_srq_wr and max_srq_sge (EINVAL beyond, ENOSYS when max_srq is 0). */
+    @Override
+    public SharedReceiveQueue createSharedReceiveQueue(int maxWr, int maxSge) {
+        fabric.lock.lock();
+        try {
+            if (closed) throw new VerbsException("ibv_create_srq", Errno.EINVAL, "protection domain closed");
+            context.checkUsable("ibv_create_srq");
+            var a = context.node.attributes;
+            if (a.maxSrq() <= 0) throw new VerbsException("ibv_create_srq", Errno.ENOSYS, "Function not implemented");
+            if (maxWr < 1 || maxWr > a.maxSrqWr() || maxSge < 1 || maxSge > a.maxSrqSge()) {
+                throw new VerbsException("ibv_create_srq", Errno.EINVAL, "Invalid argument: max_wr " + maxWr
+                        + ", max_sge " + maxSge + " (device: " + a.maxSrqWr() + ", " + a.maxSrqSge() + ")");
+            }
+            SoftSharedReceiveQueue srq = new SoftSharedReceiveQueue(this, maxWr, maxSge);
+            users++;
+            fabric.resources.add(SoftResources.Kind.SRQ, srq, context.node.name + " max_wr " + maxWr);
+            return srq;
+        } finally {
+            fabric.lock.unlock();
+        }
+    }
+
     @Override
     public void close() {
         fabric.lock.lock();
         try {
             if (closed) return;
+            context.checkOpen("ibv_dealloc_pd");
             if (users > 0) throw new VerbsException("ibv_dealloc_pd", Errno.EBUSY, "Device or resource busy");
             closed = true;
             context.children--;

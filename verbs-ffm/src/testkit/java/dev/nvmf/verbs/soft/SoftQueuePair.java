@@ -37,6 +37,8 @@ public final class SoftQueuePair implements QueuePair {
     final SoftProtectionDomain pd;
     final SoftCompletionQueue sendCq;
     final SoftCompletionQueue recvCq;
+    /** The shared receive queue its receives come from, or null: then its own receive queue ({@link #rq}). */
+    final SoftSharedReceiveQueue srq;
     private final QpCapabilities caps;
     private final boolean signalAll;
     private final int qpNum;
@@ -98,8 +100,9 @@ public final class SoftQueuePair implements QueuePair {
     };
 
     SoftQueuePair(SoftDevice context, SoftProtectionDomain pd, SoftCompletionQueue sendCq,
-                  SoftCompletionQueue recvCq, QpCapabilities caps, boolean signalAll) {
+                  SoftCompletionQueue recvCq, QpCapabilities caps, boolean signalAll, SoftSharedReceiveQueue srq) {
         this.fabric = context.fabric;
+        this.srq = srq;
         this.context = context;
         this.node = context.node;
         this.pd = pd;
@@ -110,7 +113,7 @@ public final class SoftQueuePair implements QueuePair {
         this.qpNum = context.node.allocateQpNum();
         this.sendPipe = new Pipe(sendCq);
         this.recvPipe = new Pipe(recvCq);
-        int sge = Math.max(1, Math.max(caps.maxSendSge(), caps.maxRecvSge()));
+        int sge = Math.max(1, Math.max(caps.maxSendSge(), srq != null ? srq.maxSge() : caps.maxRecvSge()));
         this.srcMr = new SoftMemoryRegion[sge];
         this.dstMr = new SoftMemoryRegion[sge];
     }
@@ -315,7 +318,8 @@ public final class SoftQueuePair implements QueuePair {
         fabric.lock.lock();
         try {
             postedBeforeFailure = 0;
-            if (destroyed) return Errno.EINVAL;
+            // A QP on an SRQ has no receive queue of its own: rxe refuses the post (rxe_post_recv, EINVAL).
+            if (destroyed || srq != null) return Errno.EINVAL;
             int rc = 0;
             int posted = 0;
             long addr = first.address();
@@ -333,15 +337,7 @@ public final class SoftQueuePair implements QueuePair {
                 if (rqPosted - rqRetired >= caps.maxRecvWr()) { rc = Errno.ENOMEM; break; }
                 RecvWqe r = recvPool.poll();
                 if (r == null) r = new RecvWqe(Math.max(1, caps.maxRecvSge()));
-                r.wrId = all.get(JAVA_LONG_UNALIGNED, addr + RecvWorkRequest.WR_ID_OFFSET);
-                r.numSge = numSge;
-                long sgList = all.get(JAVA_LONG_UNALIGNED, addr + RecvWorkRequest.SG_LIST_OFFSET);
-                for (int i = 0; i < numSge; i++) {
-                    long e = sgList + (long) i * ScatterGatherEntry.SIZE;
-                    r.addr[i] = all.get(JAVA_LONG_UNALIGNED, e + ScatterGatherEntry.ADDR_OFFSET);
-                    r.len[i] = all.get(JAVA_INT_UNALIGNED, e + ScatterGatherEntry.LENGTH_OFFSET);
-                    r.lkey[i] = all.get(JAVA_INT_UNALIGNED, e + ScatterGatherEntry.LKEY_OFFSET);
-                }
+                r.copy(addr, numSge);
                 r.index = rqPosted++;
                 if (state == QpState.ERR) {
                     if (!fabric.faults.receivesPostedInErrorVanish) completeRecv(r, WcStatus.WR_FLUSH_ERR, 0, 0, 0, false);
@@ -491,6 +487,18 @@ public final class SoftQueuePair implements QueuePair {
         if (peer != null && peer.headParked) peer.unpark();
     }
 
+    /** A receive was posted to this QP's SRQ: a sender parked on receiver-not-ready towards it proceeds. */
+    void peerMayProceed() {
+        if (peer != null && peer.headParked) peer.unpark();
+    }
+
+    /**
+     * Where an arriving SEND takes its receive from: the SRQ, or its own receive queue. Only what was already taken
+     * is this QP's; the error state flushes its own queue and leaves the SRQ's receives to the other QPs (IBA chapter
+     * 10, shared receive queues).
+     */
+    private ArrayDeque<RecvWqe> receiveQueue() { return srq != null ? srq.rq : rq; }
+
     void unpark() {
         headParked = false;
         kickSq();
@@ -514,6 +522,7 @@ public final class SoftQueuePair implements QueuePair {
                 || sendCq.holds(this) || recvCq.holds(this) || lostCompletions > 0;
         if (undrained && state != QpState.RESET) fabric.resources.undrainedQpDestroys++;
         destroyed = true;
+        if (srq != null) srq.qps.remove(this);
         fabric.cancel(sqAction);
         sendPipe.drop();
         recvPipe.drop();
@@ -631,7 +640,7 @@ public final class SoftQueuePair implements QueuePair {
     }
 
     private void executeSend(SendWqe w, SoftQueuePair p, long total) {
-        RecvWqe r = p.rq.peek();
+        RecvWqe r = p.receiveQueue().peek();
         if (r == null) {
             // Receiver not ready: RNR NAK. rnr_retry 7 means retry forever: wait for a receive to be posted.
             if (rnrRetry == 7) {
@@ -767,9 +776,9 @@ public final class SoftQueuePair implements QueuePair {
     }
 
     private void consumeRecv(RecvWqe r, int status, int byteLen, int invalidatedRkey, boolean withInv, boolean solicited) {
-        rq.poll();
+        receiveQueue().poll();
         completeRecv(r, status, byteLen, invalidatedRkey, withInv ? WorkCompletion.WC_WITH_INV : 0, solicited);
-        recvPool.add(r);
+        if (srq != null) srq.recycle(r); else recvPool.add(r);
     }
 
     /** IBV_EVENT_COMM_EST: the first packet reached a QP whose connection the CM has not yet reported established. */
@@ -877,7 +886,7 @@ public final class SoftQueuePair implements QueuePair {
         if (destroyed) return;
         if (c.sendQueue) {
             if (c.index + 1 > sqRetired) sqRetired = c.index + 1;
-        } else if (c.index + 1 > rqRetired) {
+        } else if (srq == null && c.index + 1 > rqRetired) {
             rqRetired = c.index + 1;
         }
     }
@@ -934,6 +943,20 @@ public final class SoftQueuePair implements QueuePair {
             addr = new long[maxSge];
             len = new int[maxSge];
             lkey = new int[maxSge];
+        }
+
+        /** Copies the native ibv_recv_wr at {@code wr} (its {@code numSge} entries, checked by the caller). */
+        void copy(long wr, int numSge) {
+            MemorySegment all = SoftFabric.ALL;
+            wrId = all.get(JAVA_LONG_UNALIGNED, wr + RecvWorkRequest.WR_ID_OFFSET);
+            this.numSge = numSge;
+            long sgList = all.get(JAVA_LONG_UNALIGNED, wr + RecvWorkRequest.SG_LIST_OFFSET);
+            for (int i = 0; i < numSge; i++) {
+                long e = sgList + (long) i * ScatterGatherEntry.SIZE;
+                addr[i] = all.get(JAVA_LONG_UNALIGNED, e + ScatterGatherEntry.ADDR_OFFSET);
+                len[i] = all.get(JAVA_INT_UNALIGNED, e + ScatterGatherEntry.LENGTH_OFFSET);
+                lkey[i] = all.get(JAVA_INT_UNALIGNED, e + ScatterGatherEntry.LKEY_OFFSET);
+            }
         }
     }
 

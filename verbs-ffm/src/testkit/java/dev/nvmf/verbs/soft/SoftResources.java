@@ -12,7 +12,7 @@ import java.util.Map;
  * of theirs were still unpolled (a teardown that skipped the drain).
  */
 public record SoftResources(Map<Kind, Integer> counts, List<String> live, int undrainedQpDestroys) {
-    public enum Kind { CONTEXT, PD, MR, MW, COMP_CHANNEL, CQ, QP, EVENT_CHANNEL, CM_ID }
+    public enum Kind { CONTEXT, PD, MR, MW, COMP_CHANNEL, CQ, SRQ, QP, EVENT_CHANNEL, CM_ID }
 
     public int count(Kind kind) { return counts.getOrDefault(kind, 0); }
 

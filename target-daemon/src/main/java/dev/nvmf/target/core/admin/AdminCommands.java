@@ -25,14 +25,15 @@ public final class AdminCommands implements CommandParser {
     /**
      * @param clock      keep-alive and SMART power-on hours read it
      * @param startNanos clock time when the target started (SMART power-on hours)
+     * @param ana        the target-wide part of the ANA log page
      */
-    public AdminCommands(TargetOptions options, NanoClock clock, long startNanos) {
+    public AdminCommands(TargetOptions options, NanoClock clock, long startNanos, AnaLogSource ana) {
         FeaturesCommands features = new FeaturesCommands(clock);
         this.table = new OpcodeTable()
                 .add(Opcodes.ADMIN_IDENTIFY, NvmeRequest.DIRECTION_CONTROLLER_TO_HOST,
                         new IdentifyCommand(options)::execute)
                 .add(Opcodes.ADMIN_GET_LOG_PAGE, NvmeRequest.DIRECTION_CONTROLLER_TO_HOST,
-                        new GetLogPageCommand(clock, startNanos)::execute)
+                        new GetLogPageCommand(clock, startNanos, ana)::execute)
                 .add(Opcodes.ADMIN_GET_FEATURES, NvmeRequest.DIRECTION_CONTROLLER_TO_HOST, features::get)
                 .add(Opcodes.ADMIN_SET_FEATURES, NvmeRequest.DIRECTION_HOST_TO_CONTROLLER, features::set)
                 .add(Opcodes.ADMIN_ASYNC_EVENT_REQUEST, NvmeRequest.DIRECTION_NONE, AdminCommands::asyncEventRequest)

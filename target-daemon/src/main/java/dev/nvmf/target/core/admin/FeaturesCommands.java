@@ -21,13 +21,13 @@ import java.lang.foreign.ValueLayout;
  */
 public final class FeaturesCommands {
     /**
-     * Async event notices an I/O controller can send: the SMART / Health critical warnings (bits 4:0) and namespace
-     * attribute notices (bit 8), as the kernel target accepts them (admin-cmd.c, NVMET_AEN_CFG_ALL without ANA);
-     * SPDK's host sets exactly 11Fh and sends no Asynchronous Event Request at all when that is refused (SPDK
-     * ctrlr.c).
+     * Async event notices an I/O controller can send: the SMART / Health critical warnings (bits 4:0), namespace
+     * attribute notices (bit 8) and ANA change notices (bit 11), as the kernel target accepts them (admin-cmd.c,
+     * NVMET_AEN_CFG_ALL); SPDK's host sets exactly 11Fh and sends no Asynchronous Event Request at all when that is
+     * refused (SPDK ctrlr.c); the Linux host sets bits 8 and 11, the notices Identify Controller OAES lists.
      */
-    public static final int IO_AEC_SUPPORTED =
-            AsyncEvents.CONFIG_SMART_CRITICAL_WARNINGS | AsyncEvents.CONFIG_NAMESPACE_ATTRIBUTE;
+    public static final int IO_AEC_SUPPORTED = AsyncEvents.CONFIG_SMART_CRITICAL_WARNINGS
+            | AsyncEvents.CONFIG_NAMESPACE_ATTRIBUTE | AsyncEvents.CONFIG_ANA_CHANGE;
 
     private final NanoClock clock;
 

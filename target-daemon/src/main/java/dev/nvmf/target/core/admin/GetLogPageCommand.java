@@ -5,6 +5,8 @@ import dev.nvmf.target.core.controller.Controller;
 import dev.nvmf.target.core.controller.Temperature;
 import dev.nvmf.target.core.subsystem.IoStatistics;
 import dev.nvmf.target.core.subsystem.Namespace;
+import dev.nvmf.target.core.subsystem.NamespaceConfig;
+import dev.nvmf.target.nvme.AnaLog;
 import dev.nvmf.target.nvme.Identify;
 import dev.nvmf.target.nvme.Le;
 import dev.nvmf.target.nvme.LogPages;
@@ -20,7 +22,8 @@ import java.util.List;
  * Get Log Page of an I/O controller (NVMe Base 2.0, 5.16; kernel: {@code nvmet_execute_get_log_page*}): supported
  * log pages (00h), error information (01h), SMART / health (02h, per namespace or all; without RAE re-enables SMART
  * events), firmware slot (03h), changed namespace list (04h, cleared by a successful read; without RAE re-enables
- * namespace notices) and commands supported and effects (05h).
+ * namespace notices), commands supported and effects (05h) and Asymmetric Namespace Access (0Ch, {@link AnaLogPage};
+ * without RAE re-enables ANA change notices).
  *
  * <p>The host's buffer and the offset are checked first; then the page is built whole and the requested window
  * (LPO, dword aligned, within the page) is copied; bytes past the end of the page read as zero. Other log
@@ -29,11 +32,16 @@ import java.util.List;
 public final class GetLogPageCommand {
     private final NanoClock clock;
     private final long startNanos;
+    private final AnaLogSource ana;
 
-    /** @param startNanos clock time when the target started (SMART power-on hours) */
-    GetLogPageCommand(NanoClock clock, long startNanos) {
+    /**
+     * @param startNanos clock time when the target started (SMART power-on hours)
+     * @param ana        the target-wide part of the ANA log page
+     */
+    GetLogPageCommand(NanoClock clock, long startNanos, AnaLogSource ana) {
         this.clock = clock;
         this.startNanos = startNanos;
+        this.ana = ana;
     }
 
     void execute(CommandContext ctx, Controller c) {
@@ -76,6 +84,12 @@ public final class GetLogPageCommand {
                 }
             }
             case LogPages.LID_COMMANDS_SUPPORTED_EFFECTS -> commandEffects(p);
+            case LogPages.LID_ASYMMETRIC_NAMESPACE_ACCESS -> {
+                AnaLogPage.write(p, c, ana, (LogPages.lsp(cdw10) & AnaLog.LSP_RGO) != 0);
+                if (!LogPages.rae(cdw10)) {
+                    c.acknowledgeAnaEvent();
+                }
+            }
             default -> throw new IllegalStateException("log page " + lid + " has a size but no content");
         }
         DataOut.copyWindow(page, offset, out);
@@ -91,6 +105,8 @@ public final class GetLogPageCommand {
             case LogPages.LID_FIRMWARE_SLOT -> LogPages.FIRMWARE_SLOT_SIZE;
             case LogPages.LID_CHANGED_NAMESPACE_LIST -> LogPages.CHANGED_NAMESPACE_LIST_SIZE;
             case LogPages.LID_COMMANDS_SUPPORTED_EFFECTS -> LogPages.EFFECTS_SIZE;
+            // The largest the page can be; what follows its last descriptor reads as zero.
+            case LogPages.LID_ASYMMETRIC_NAMESPACE_ACCESS -> AnaLog.maxSize(NamespaceConfig.MAX_NSID);
             default -> -1;
         };
     }
@@ -98,7 +114,7 @@ public final class GetLogPageCommand {
     /** The log pages this controller has (LID 00h, mandatory with VER 2.0; NVMe Base 2.0, 5.16.1.1). */
     private static final int[] SUPPORTED = {LogPages.LID_SUPPORTED_LOG_PAGES, LogPages.LID_ERROR_INFORMATION,
             LogPages.LID_SMART_HEALTH, LogPages.LID_FIRMWARE_SLOT, LogPages.LID_CHANGED_NAMESPACE_LIST,
-            LogPages.LID_COMMANDS_SUPPORTED_EFFECTS};
+            LogPages.LID_COMMANDS_SUPPORTED_EFFECTS, LogPages.LID_ASYMMETRIC_NAMESPACE_ACCESS};
 
     /** Supported Log Pages: LSUPP for each page {@link #pageSize} knows (kernel admin-cmd.c does the same). */
     static void supportedLogPages(MemorySegment p) {

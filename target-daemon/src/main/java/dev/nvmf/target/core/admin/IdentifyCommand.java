@@ -9,10 +9,13 @@ import dev.nvmf.target.core.subsystem.Namespace;
 import dev.nvmf.target.core.subsystem.NamespaceConfig;
 import dev.nvmf.target.core.subsystem.Port;
 import dev.nvmf.target.core.subsystem.Subsystem;
+import dev.nvmf.target.nvme.AnaLog;
+import dev.nvmf.target.nvme.AnaState;
 import dev.nvmf.target.nvme.Identify;
 import dev.nvmf.target.nvme.IdentifyController;
 import dev.nvmf.target.nvme.IdentifyNamespace;
 import dev.nvmf.target.nvme.Le;
+import dev.nvmf.target.nvme.SglDescriptor;
 import dev.nvmf.target.nvme.Status;
 import dev.nvmf.target.nvme.SubmissionQueueEntry;
 
@@ -54,7 +57,7 @@ public final class IdentifyCommand {
                         // A host that rescans sees a resized medium at once, and every controller hears of it
                         // (kernel admin-cmd.c, nvmet_execute_identify_ns, revalidates the same way).
                         s.revalidateNamespace(nsid);
-                        namespace(out, ns);
+                        namespace(out, ns, c.anaStates().state(ns.anaGroupId()));
                     } else {
                         independentNamespace(out, ns);
                     }
@@ -147,11 +150,12 @@ public final class IdentifyCommand {
         Le.u8(out, IdentifyController.IEEE, oui);
         Le.u8(out, IdentifyController.IEEE + 1, oui >>> 8);
         Le.u8(out, IdentifyController.IEEE + 2, oui >>> 16);
-        Le.u8(out, IdentifyController.CMIC, cmic(s));
+        Le.u8(out, IdentifyController.CMIC, CMIC);
         Le.u8(out, IdentifyController.MDTS, options.mdts());
         Le.u16(out, IdentifyController.CNTLID, c.cntlid());
         Le.u32(out, IdentifyController.VER, s.config().version());
-        Le.u32(out, IdentifyController.OAES, IdentifyController.OAES_NAMESPACE_ATTRIBUTE);
+        Le.u32(out, IdentifyController.OAES,
+                IdentifyController.OAES_NAMESPACE_ATTRIBUTE | IdentifyController.OAES_ANA_CHANGE);
         Le.u32(out, IdentifyController.CTRATT, IdentifyController.CTRATT_HOST_ID_128 | IdentifyController.CTRATT_TBKAS);
         Le.u8(out, IdentifyController.CNTRLTYPE, IdentifyController.CNTRLTYPE_IO);
         Le.u8(out, IdentifyController.ACL, 3);
@@ -164,6 +168,11 @@ public final class IdentifyCommand {
         Le.u16(out, IdentifyController.WCTEMP, Temperature.WARNING_KELVIN);
         Le.u16(out, IdentifyController.CCTEMP, Temperature.CRITICAL_KELVIN);
         Le.u16(out, IdentifyController.KAS, options.keepAliveGranularity());
+        // ANA reporting (kernel admin-cmd.c, nvmet_execute_identify_ctrl reports the same): every state, groups 1..128.
+        Le.u8(out, IdentifyController.ANATT, AnaLog.TRANSITION_TIME_SECONDS);
+        Le.u8(out, IdentifyController.ANACAP, AnaLog.CAPABILITIES);
+        Le.u32(out, IdentifyController.ANAGRPMAX, AnaLog.MAX_GROUP_ID);
+        Le.u32(out, IdentifyController.NANAGRPID, AnaLog.MAX_GROUP_ID);
         Le.u8(out, IdentifyController.SQES, IdentifyController.SQES_64);
         Le.u8(out, IdentifyController.CQES, IdentifyController.CQES_16);
         Le.u16(out, IdentifyController.MAXCMD, port.maxQueueSize());
@@ -182,16 +191,16 @@ public final class IdentifyCommand {
     }
 
     /**
-     * CMIC: every subsystem may have several controllers (dynamic model, several hosts); MPORTS when it is exposed
-     * on more than one port (a host may then reach it by several paths; kernel admin-cmd.c sets both always).
+     * CMIC: the subsystem may have several ports (MPORTS) and several controllers (dynamic model, several hosts), and
+     * the controller reports ANA, as the kernel target sets all three (admin-cmd.c,
+     * {@code nvmet_execute_identify_ctrl}). MPORTS is set even for a subsystem this daemon exposes on one port: the
+     * same subsystem may be served by other daemons on their ports (docs/scale-out.md), which this one cannot see,
+     * and every controller of a subsystem must report the same. The Linux host joins controllers into one multipath
+     * subsystem only with bit 1, and reads the ANA log only with bit 3 (kernel host multipath.c,
+     * {@code nvme_mpath_init_identify}).
      */
-    static int cmic(Subsystem s) {
-        int cmic = IdentifyController.CMIC_MULTI_CONTROLLER;
-        if (s.ports().size() > 1) {
-            cmic |= IdentifyController.CMIC_MULTI_PORT;
-        }
-        return cmic;
-    }
+    static final int CMIC = IdentifyController.CMIC_MULTI_PORT | IdentifyController.CMIC_MULTI_CONTROLLER
+            | IdentifyController.CMIC_ANA;
 
     /**
      * SGL support: SGLs supported (byte aligned), Keyed SGL Data Block (RDMA; the Linux host refuses a controller
@@ -205,26 +214,41 @@ public final class IdentifyCommand {
         return sgls;
     }
 
+    /**
+     * MSDBD (NVMe-oF 1.1 figure 34): the SGL data block descriptors a host may place in a capsule. SGL1 holds one;
+     * more come as a Last Segment list in the in-capsule data (SPDK's host sends up to 16), so a port takes as many
+     * 16-byte keyed descriptors as its in-capsule data holds, at most {@link SglDescriptor#MAX_DATA_DESCRIPTORS};
+     * without in-capsule data, one. MDTS does not change: the descriptors' lengths together must fit the max I/O
+     * size, as one descriptor's must.
+     */
+    public static int msdbd(Port port) {
+        return Math.max(1, Math.min(SglDescriptor.MAX_DATA_DESCRIPTORS, port.inCapsuleDataSize() / SglDescriptor.SIZE));
+    }
+
     /** IOCCSZ, IORCSZ, ICDOFF, FCATT, MSDBD, OFCS (NVMe-oF 1.1 figure 34) of an I/O controller. */
     public static void fabricsFields(MemorySegment out, Port port) {
         Le.u32(out, IdentifyController.IOCCSZ, (64 + port.inCapsuleDataSize()) / 16);
         Le.u32(out, IdentifyController.IORCSZ, 16 / 16);
         Le.u16(out, IdentifyController.ICDOFF, 0);
         Le.u8(out, IdentifyController.FCATT, 0); // dynamic controller model
-        Le.u8(out, IdentifyController.MSDBD, 1);
+        Le.u8(out, IdentifyController.MSDBD, msdbd(port));
         // Disconnect is supported (on I/O queues, NVMe-oF 1.1, 3.4).
         Le.u16(out, IdentifyController.OFCS, IdentifyController.OFCS_DISCONNECT);
     }
 
     /**
      * Identify Namespace for the NVM command set: one LBA format, shared, thin provisioning not reported; what a read
-     * of a deallocated block returns and the preferred granularities are the backend's (see {@link #limits}).
+     * of a deallocated block returns and the preferred granularities are the backend's (see {@link #limits}); the ANA
+     * group, and NUSE 0 while the group is inaccessible or lost on the asking controller's port ({@code ana}), as the
+     * kernel target reports (admin-cmd.c, {@code nvmet_execute_identify_ns}).
      */
-    public static void namespace(MemorySegment out, Namespace ns) {
+    public static void namespace(MemorySegment out, Namespace ns, AnaState ana) {
         long blocks = ns.sizeBlocks();
         Le.u64(out, IdentifyNamespace.NSZE, blocks);
         Le.u64(out, IdentifyNamespace.NCAP, blocks);
-        Le.u64(out, IdentifyNamespace.NUSE, blocks);
+        boolean unreachable = ana == AnaState.INACCESSIBLE || ana == AnaState.PERSISTENT_LOSS;
+        Le.u64(out, IdentifyNamespace.NUSE, unreachable ? 0 : blocks);
+        Le.u32(out, IdentifyNamespace.ANAGRPID, ns.anaGroupId());
         Le.u8(out, IdentifyNamespace.NLBAF, 0); // 0's based: one format
         Le.u8(out, IdentifyNamespace.FLBAS, 0);
         Le.u8(out, IdentifyNamespace.NMIC, IdentifyNamespace.NMIC_SHARED);
@@ -286,9 +310,10 @@ public final class IdentifyCommand {
         return (int) Math.max(1, Math.min(1 << 16, bytes / blockSize));
     }
 
-    /** The I/O command set independent Identify Namespace (CNS 08h): shared, write protection, ready. */
+    /** The I/O command set independent Identify Namespace (CNS 08h): shared, ANA group, write protection, ready. */
     public static void independentNamespace(MemorySegment out, Namespace ns) {
         Le.u8(out, IdentifyNamespace.INDEP_NMIC, IdentifyNamespace.NMIC_SHARED);
+        Le.u32(out, IdentifyNamespace.INDEP_ANAGRPID, ns.anaGroupId());
         Le.u8(out, IdentifyNamespace.INDEP_NSATTR, ns.readOnly() ? IdentifyNamespace.NSATTR_WRITE_PROTECTED : 0);
         Le.u8(out, IdentifyNamespace.INDEP_NSTAT, IdentifyNamespace.NSTAT_READY);
     }

@@ -3,6 +3,7 @@ package dev.nvmf.target.core.controller;
 import dev.nvmf.target.backend.BackendCallback;
 import dev.nvmf.target.core.NvmeQueue;
 import dev.nvmf.target.core.TargetOptions;
+import dev.nvmf.target.core.subsystem.AnaPortStates;
 import dev.nvmf.target.core.subsystem.Namespace;
 import dev.nvmf.target.core.subsystem.Port;
 import dev.nvmf.target.core.subsystem.Subsystem;
@@ -25,6 +26,7 @@ public final class Controller {
     private final int cntlid;
     private final Subsystem subsystem;
     private final Port port;
+    private final AnaPortStates anaStates;
     private final String hostNqn;
     private final byte[] hostId;
     private final boolean discovery;
@@ -36,6 +38,8 @@ public final class Controller {
     private final ChangedNamespaceList changedNamespaces = new ChangedNamespaceList();
     /** Indexed by qid (0 = admin); guarded by this. */
     private final NvmeQueue[] queues;
+    /** The latest command (or close) time of the queues already detached; guarded by this. */
+    private long retiredTrafficNanos = Long.MIN_VALUE;
 
     private volatile int grantedIoQueues;
     private volatile int asyncEventConfig;
@@ -47,11 +51,13 @@ public final class Controller {
     private int maskedEvents;
     private volatile boolean ended;
 
-    public Controller(int cntlid, Subsystem subsystem, Port port, String hostNqn, byte[] hostId, long katoMillis,
-                      TargetOptions options, long nowNanos) {
+    /** @param anaStates the ANA group states of the port the host came in on (read by every I/O command) */
+    public Controller(int cntlid, Subsystem subsystem, Port port, AnaPortStates anaStates, String hostNqn,
+                      byte[] hostId, long katoMillis, TargetOptions options, long nowNanos) {
         this.cntlid = cntlid;
         this.subsystem = subsystem;
         this.port = port;
+        this.anaStates = anaStates;
         this.hostNqn = hostNqn;
         this.hostId = hostId.clone();
         this.discovery = subsystem.isDiscovery();
@@ -71,6 +77,8 @@ public final class Controller {
     public int cntlid() { return cntlid; }
     public Subsystem subsystem() { return subsystem; }
     public Port port() { return port; }
+    /** The ANA group states of this controller's port. */
+    public AnaPortStates anaStates() { return anaStates; }
     public String hostNqn() { return hostNqn; }
     public byte[] hostId() { return hostId.clone(); }
     public boolean isDiscovery() { return discovery; }
@@ -150,6 +158,8 @@ public final class Controller {
         int qid = queue.qid();
         if (qid < queues.length && queues[qid] == queue) {
             queues[qid] = null;
+            // Its traffic still counts for the keep-alive window it fell in (a host's I/O was its keep-alive).
+            retiredTrafficNanos = Math.max(retiredTrafficNanos, queue.lastCommandNanos());
         }
     }
 
@@ -157,9 +167,13 @@ public final class Controller {
         return qid >= 0 && qid < queues.length ? queues[qid] : null;
     }
 
-    /** The latest command time over all queues (traffic-based keep-alive). */
+    /**
+     * The latest command time over all queues, those already closed included, a close counting as a command
+     * (traffic-based keep-alive; kernel core.c: nvmet_sq_destroy re-arms the timer, "nvmet: fix false keep-alive
+     * timeout when a controller is torn down", linux-nvme, June 2021).
+     */
     public synchronized long lastTrafficNanos() {
-        long last = Long.MIN_VALUE;
+        long last = retiredTrafficNanos;
         for (NvmeQueue q : queues) {
             if (q != null) {
                 last = Math.max(last, q.lastCommandNanos());
@@ -261,12 +275,24 @@ public final class Controller {
     private static final int MASK_NAMESPACE = 1;
     private static final int MASK_DISCOVERY = 2;
     private static final int MASK_SMART = 4;
+    private static final int MASK_ANA = 8;
 
     /** A namespace of the subsystem was added, removed or changed (control plane). */
     public void namespaceChanged(int nsid) {
         changedNamespaces.add(nsid);
         if ((asyncEventConfig & AsyncEvents.CONFIG_NAMESPACE_ATTRIBUTE) != 0 && takeMask(MASK_NAMESPACE)) {
             events.raise(AsyncEvents.NAMESPACE_CHANGED);
+        }
+    }
+
+    /**
+     * An ANA group's state on this controller's port changed, or a namespace moved to another group (control plane):
+     * an ANA change notice when the host enabled them (AEC bit 11), once until it reads the ANA log without RAE
+     * (kernel core.c, {@code nvmet_send_ana_event} and {@code nvmet_aen_bit_disabled}).
+     */
+    public void anaChanged() {
+        if (!discovery && (asyncEventConfig & AsyncEvents.CONFIG_ANA_CHANGE) != 0 && takeMask(MASK_ANA)) {
+            events.raise(AsyncEvents.ANA_CHANGED);
         }
     }
 
@@ -286,6 +312,11 @@ public final class Controller {
     /** The host read the SMART / Health log without RAE: SMART events may be sent again. */
     public synchronized void acknowledgeSmartEvent() {
         maskedEvents &= ~MASK_SMART;
+    }
+
+    /** The host read the ANA log without RAE: ANA change notices may be sent again. */
+    public synchronized void acknowledgeAnaEvent() {
+        maskedEvents &= ~MASK_ANA;
     }
 
     /** The host read the discovery log without RAE. */

@@ -63,4 +63,17 @@ public final class KeepAliveTimer {
     }
 
     public boolean expired() { return expired; }
+
+    /**
+     * When the current window ends ({@link #expire} has something to decide then), or {@link Long#MAX_VALUE} when
+     * keep-alive is off or the timer already expired. Between window ends nothing can expire, so a timer thread may
+     * sleep until the earliest of them.
+     */
+    public long windowEndNanos() {
+        long kato = timeoutMillis;
+        if (kato <= 0 || expired) {
+            return Long.MAX_VALUE;
+        }
+        return armedNanos + kato * 1_000_000L;
+    }
 }

@@ -17,7 +17,7 @@ final class CompareCommand extends TransferCommand {
     private final CompareBuffers buffers;
 
     CompareCommand(int maxTransferBytes, CompareBuffers buffers) {
-        super(maxTransferBytes, false, NvmeRequest.DIRECTION_HOST_TO_CONTROLLER);
+        super(maxTransferBytes, false, NvmeRequest.DIRECTION_HOST_TO_CONTROLLER, false);
         this.buffers = buffers;
     }
 

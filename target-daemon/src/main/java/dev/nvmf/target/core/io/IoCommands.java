@@ -14,14 +14,15 @@ import dev.nvmf.target.nvme.SubmissionQueueEntry;
  * {@code nvmet_bdev_parse_io_cmd}, io-cmd-file.c {@code nvmet_file_parse_io_cmd}): Read, Write, Compare, Flush,
  * Write Zeroes and Dataset Management, each an {@link IoCommand} created here once.
  *
- * <p>{@link #parse} finds the namespace, decodes the opcode once, and lets the command check what the host controls
+ * <p>{@link #parse} finds the namespace, checks its ANA group's state on the controller's port, decodes the opcode
+ * once, and lets the command check what the host controls
  * (write protection, transfer size against MDTS, the LBA range) and set the data direction. The command is then the
  * request's handler: its {@code execute} checks the SGL length the transport mapped and starts the backend
  * operation on the namespace's {@code BlockBackend}, and the backend's completion (any thread) comes back to its
  * {@code backendDone}, which completes the request. A backend error fails that command only.
  *
- * <p>The Read/Write path allocates nothing: the command context is the backend callback, the namespace lookup is an
- * array read and the counters are LongAdders.
+ * <p>The Read/Write path allocates nothing: the command context is the backend callback, the namespace lookup and
+ * the ANA check are array reads and the counters are LongAdders.
  */
 public final class IoCommands implements CommandParser, AutoCloseable {
     /** The most memory Compare's scratch buffers take per target (at least one buffer of the largest transfer). */
@@ -52,6 +53,13 @@ public final class IoCommands implements CommandParser, AutoCloseable {
             return null;
         }
         ctx.namespace = ns;
+        // A namespace whose group is inaccessible, lost or changing on this port: the ANA status, which a multipath
+        // host answers by trying another path (kernel core.c, nvmet_parse_io_cmd and nvmet_check_ana_state).
+        int ana = c.anaStates().ioStatus(ns.anaGroupId());
+        if (ana != Status.SUCCESS) {
+            ctx.fail(ana, SubmissionQueueEntry.NSID);
+            return null;
+        }
         IoCommand command = switch (ctx.opcode) {
             case Opcodes.IO_READ -> read;
             case Opcodes.IO_WRITE -> write;

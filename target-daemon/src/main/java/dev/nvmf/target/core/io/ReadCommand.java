@@ -11,7 +11,7 @@ import dev.nvmf.target.nvme.Status;
  */
 final class ReadCommand extends TransferCommand {
     ReadCommand(int maxTransferBytes) {
-        super(maxTransferBytes, false, NvmeRequest.DIRECTION_CONTROLLER_TO_HOST);
+        super(maxTransferBytes, false, NvmeRequest.DIRECTION_CONTROLLER_TO_HOST, true);
     }
 
     @Override

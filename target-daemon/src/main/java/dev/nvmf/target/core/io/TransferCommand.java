@@ -1,5 +1,6 @@
 package dev.nvmf.target.core.io;
 
+import dev.nvmf.target.backend.MemoryMedium;
 import dev.nvmf.target.core.CommandContext;
 import dev.nvmf.target.core.controller.Controller;
 import dev.nvmf.target.core.subsystem.Namespace;
@@ -15,15 +16,18 @@ abstract class TransferCommand extends IoCommand {
     private final int maxTransferBytes;
     private final boolean writesMedium;
     private final int direction;
+    /** Read and Write may move their blocks in place when the medium is memory; Compare reads into scratch. */
+    private final boolean inPlace;
 
     /**
      * @param writesMedium true for Write: refused on a write-protected namespace
      * @param direction    which way the host's data moves ({@code NvmeRequest.DIRECTION_*})
      */
-    TransferCommand(int maxTransferBytes, boolean writesMedium, int direction) {
+    TransferCommand(int maxTransferBytes, boolean writesMedium, int direction, boolean inPlace) {
         this.maxTransferBytes = maxTransferBytes;
         this.writesMedium = writesMedium;
         this.direction = direction;
+        this.inPlace = inPlace;
     }
 
     @Override
@@ -50,6 +54,11 @@ abstract class TransferCommand extends IoCommand {
         // With the volatile write cache turned off, every write is written through (NVMe Base 2.0, 5.21.1.6).
         ctx.forceUnitAccess = (sqe.cdw12() & NvmCommand.CDW12_FUA) != 0 || !c.volatileWriteCache();
         ctx.request.dataDirection(direction);
+        if (inPlace) {
+            // In range (checked above): a transport may move these bytes straight to or from the medium.
+            MemoryMedium medium = ns.backend().memoryMedium();
+            if (medium != null) ctx.request.medium(medium, ctx.byteOffset, ctx.byteLength);
+        }
         return true;
     }
 }

@@ -8,7 +8,7 @@ import dev.nvmf.target.nvme.Status;
 /** Write (kernel io-cmd-bdev.c / io-cmd-file.c, {@code nvmet_*_execute_rw}): the host's blocks, with FUA as asked. */
 final class WriteCommand extends TransferCommand {
     WriteCommand(int maxTransferBytes) {
-        super(maxTransferBytes, true, NvmeRequest.DIRECTION_HOST_TO_CONTROLLER);
+        super(maxTransferBytes, true, NvmeRequest.DIRECTION_HOST_TO_CONTROLLER, true);
     }
 
     @Override

@@ -18,6 +18,8 @@ public final class Namespace {
     private volatile long sizeBlocks;
     private final boolean readOnly;
     private final IoStatistics statistics = new IoStatistics();
+    /** The ANA group (kernel {@code nvmet_ns.anagrpid}), moved by the target; read on the I/O path. */
+    private volatile int anaGroupId;
     /** The daemon's pre-resolved meters of this namespace, read on the I/O path. */
     private volatile NamespaceObserver observer = NamespaceObserver.NONE;
 
@@ -31,6 +33,7 @@ public final class Namespace {
                     + " is smaller than one block (" + backend.sizeBytes() + " bytes)");
         }
         this.readOnly = config.readOnly() || backend.readOnly();
+        this.anaGroupId = config.anaGroupId();
     }
 
     public int nsid() { return config.nsid(); }
@@ -60,6 +63,19 @@ public final class Namespace {
     public UUID uuid() { return config.uuid(); }
     public byte[] nguid() { return config.nguid(); }
     public long eui64() { return config.eui64(); }
+    /** The ANA group the namespace is in now (Identify Namespace ANAGRPID). */
+    public int anaGroupId() { return anaGroupId; }
+
+    /** For the target only (it counts the change and tells the hosts): moves the namespace to another group. */
+    public void anaGroupId(int groupId) {
+        AnaPortStates.checkGroup(groupId);
+        this.anaGroupId = groupId;
+    }
+
+    /** The identity and format it was added with, its ANA group as it is now (so that it can be added again). */
+    public NamespaceConfig currentConfig() {
+        return config.anaGroupId() == anaGroupId ? config : config.withAnaGroupId(anaGroupId);
+    }
     public IoStatistics statistics() { return statistics; }
     public NamespaceObserver observer() { return observer; }
     public void observer(NamespaceObserver observer) { this.observer = Objects.requireNonNull(observer, "observer"); }

@@ -1,5 +1,7 @@
 package dev.nvmf.target.core.subsystem;
 
+import dev.nvmf.target.nvme.AnaLog;
+
 import java.util.Arrays;
 import java.util.UUID;
 
@@ -12,8 +14,11 @@ import java.util.UUID;
  * @param uuid      namespace UUID (descriptor type 3), or null
  * @param nguid     16-byte namespace globally unique identifier, or null
  * @param eui64     IEEE extended unique identifier (8 bytes, big-endian as a long), or 0 for none
+ * @param anaGroupId the ANA group the namespace starts in, 1..128 (kernel configfs {@code ana_grpid}; 1 unless
+ *                  configured); {@link Namespace#anaGroupId} follows later moves
  */
-public record NamespaceConfig(int nsid, int blockSize, boolean readOnly, UUID uuid, byte[] nguid, long eui64) {
+public record NamespaceConfig(int nsid, int blockSize, boolean readOnly, UUID uuid, byte[] nguid, long eui64,
+                              int anaGroupId) {
     /** The number of namespaces a subsystem supports (Identify Controller NN), as the kernel target. */
     public static final int MAX_NSID = 1024;
 
@@ -30,10 +35,23 @@ public record NamespaceConfig(int nsid, int blockSize, boolean readOnly, UUID uu
             }
             nguid = nguid.clone();
         }
+        if (anaGroupId < 1 || anaGroupId > AnaLog.MAX_GROUP_ID) {
+            throw new IllegalArgumentException("ANA group id must be 1.." + AnaLog.MAX_GROUP_ID + ": " + anaGroupId);
+        }
+    }
+
+    /** In the default ANA group (1). */
+    public NamespaceConfig(int nsid, int blockSize, boolean readOnly, UUID uuid, byte[] nguid, long eui64) {
+        this(nsid, blockSize, readOnly, uuid, nguid, eui64, AnaLog.DEFAULT_GROUP_ID);
     }
 
     public static NamespaceConfig of(int nsid, int blockSize) {
         return new NamespaceConfig(nsid, blockSize, false, null, null, 0);
+    }
+
+    /** The same namespace in another ANA group. */
+    public NamespaceConfig withAnaGroupId(int groupId) {
+        return new NamespaceConfig(nsid, blockSize, readOnly, uuid, nguid, eui64, groupId);
     }
 
     @Override
@@ -44,7 +62,8 @@ public record NamespaceConfig(int nsid, int blockSize, boolean readOnly, UUID uu
     @Override
     public boolean equals(Object o) {
         return o instanceof NamespaceConfig c && c.nsid == nsid && c.blockSize == blockSize && c.readOnly == readOnly
-                && java.util.Objects.equals(c.uuid, uuid) && Arrays.equals(c.nguid, nguid) && c.eui64 == eui64;
+                && java.util.Objects.equals(c.uuid, uuid) && Arrays.equals(c.nguid, nguid) && c.eui64 == eui64
+                && c.anaGroupId == anaGroupId;
     }
 
     @Override

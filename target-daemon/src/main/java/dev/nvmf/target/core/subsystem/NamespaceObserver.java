@@ -5,8 +5,8 @@ package dev.nvmf.target.core.subsystem;
  * so that recording a command looks nothing up. Set with {@link Namespace#observer(NamespaceObserver)}; the default
  * does nothing.
  *
- * <p>Called on the I/O path (a poller or a backend thread) for I/O commands only: implementations must not block
- * and must not allocate.
+ * <p>{@link #ioCompleted} and {@link #backendFailed} are called on the I/O path (a poller or a backend thread) for
+ * I/O commands only: implementations must not block and must not allocate there.
  */
 public interface NamespaceObserver {
     NamespaceObserver NONE = new NamespaceObserver() { };
@@ -23,4 +23,11 @@ public interface NamespaceObserver {
 
     /** A backend operation of an I/O command with this opcode failed with {@code result} (a negative errno). */
     default void backendFailed(int opcode, int result) { }
+
+    /**
+     * The namespace's size changed from {@code blocksBefore} to its {@link Namespace#sizeBlocks()} now, and every
+     * controller was told. Called once per change by whoever revalidated first: a reload or a backend's size
+     * watcher (control path), or an Identify Namespace (a poller: rare, and where the daemon may log).
+     */
+    default void resized(Namespace ns, long blocksBefore) { }
 }

@@ -120,16 +120,22 @@ public final class Subsystem {
      * core.c {@code nvmet_ns_revalidate} / {@code nvmet_ns_changed}): when it changed, every controller records the
      * NSID in its changed namespace list and, where the host enabled namespace attribute notices, gets the
      * Namespace Attribute Changed event. The entry point of a resize: the daemon calls it on reload or on an
-     * operator's command after growing the device or file. Returns whether the size changed (false for no such
-     * namespace). Control path.
+     * operator's command after growing the device or file, Identify Namespace on every host's rescan. Returns
+     * whether the size changed (false for no such namespace); the namespace's observer hears of each change once,
+     * whichever of them found it.
      */
     public boolean revalidateNamespace(int nsid) {
         synchronized (lock) {
             Namespace ns = namespace(nsid);
-            if (ns == null || !ns.revalidate()) {
+            if (ns == null) {
+                return false;
+            }
+            long before = ns.sizeBlocks();
+            if (!ns.revalidate()) {
                 return false;
             }
             notifyNamespaceChanged(nsid);
+            ns.observer().resized(ns, before);
             return true;
         }
     }

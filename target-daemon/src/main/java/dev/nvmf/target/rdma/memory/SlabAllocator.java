@@ -25,7 +25,8 @@ public final class SlabAllocator implements AutoCloseable {
 
     private final ProtectionDomain pd;
     private final long slabSize;
-    private final Arena arena = Arena.ofShared();
+    /** Each slab's memory, with its registration at the same index: a slab is freed only once it is deregistered. */
+    private final List<Arena> slabMemory = new ArrayList<>();
     private final List<MemoryRegion> registrations = new ArrayList<>();
     private final Map<Long, ArrayDeque<RegisteredRegion>> freeBySize = new HashMap<>();
     private MemorySegment current;
@@ -33,6 +34,7 @@ public final class SlabAllocator implements AutoCloseable {
     private long currentUsed;
     private long bytesRegistered;
     private long regionsOut;
+    private long bytesLeaked;
     private boolean closed;
 
     public SlabAllocator(ProtectionDomain pd, long slabSize) {
@@ -75,8 +77,16 @@ public final class SlabAllocator implements AutoCloseable {
     }
 
     private void newSlab(long size) {
+        Arena arena = Arena.ofShared();
         MemorySegment slab = arena.allocate(size, PAGE);
-        MemoryRegion mr = pd.register(slab, Access.LOCAL_WRITE);
+        MemoryRegion mr;
+        try {
+            mr = pd.register(slab, Access.LOCAL_WRITE);
+        } catch (RuntimeException e) {
+            arena.close(); // never registered: nothing but us knows it
+            throw e;
+        }
+        slabMemory.add(arena);
         registrations.add(mr);
         bytesRegistered += size;
         current = slab;
@@ -96,21 +106,44 @@ public final class SlabAllocator implements AutoCloseable {
     /** Regions handed out and not yet released. */
     public synchronized long regionsOutstanding() { return regionsOut; }
 
-    /** Deregisters every slab and frees the memory. Only after every queue on the device is drained. */
+    /** Bytes of slabs whose deregistration failed: leaked on purpose by {@link #close()}. */
+    public synchronized long bytesLeaked() { return bytesLeaked; }
+
+    /**
+     * Deregisters every slab, then frees the memory of each slab whose deregistration succeeded. Only after every QP
+     * that used the slabs is destroyed (the order is always QP destroyed, MR deregistered, memory freed). A slab whose
+     * ibv_dereg_mr failed may still be reachable by the device through its registration: its memory is leaked on
+     * purpose and logged, never freed nor reused; unless the failure says the kernel destroyed the region already
+     * ({@link Deregistration}).
+     */
     @Override
     public synchronized void close() {
         if (closed) return;
         closed = true;
-        for (MemoryRegion mr : registrations) {
+        System.Logger log = System.getLogger(SlabAllocator.class.getName());
+        for (int i = 0; i < registrations.size(); i++) {
+            MemoryRegion mr = registrations.get(i);
+            Arena memory = slabMemory.get(i);
+            long size = mr.length();
             try {
                 mr.close();
             } catch (RuntimeException e) {
-                System.getLogger(SlabAllocator.class.getName()).log(System.Logger.Level.WARNING,
-                        "ibv_dereg_mr failed: " + e.getMessage());
+                if (Deregistration.alreadyDestroyedByTheKernel(e)) {
+                    log.log(System.Logger.Level.INFO, "ibv_dereg_mr: the kernel already destroyed the region ("
+                            + e.getMessage() + "; the device was removed): freeing its " + size + " bytes");
+                    memory.close();
+                    continue;
+                }
+                bytesLeaked += size;
+                log.log(System.Logger.Level.ERROR, "ibv_dereg_mr failed (" + e.getMessage() + "): leaking its "
+                        + size + " bytes on purpose, as the device may still reach them");
+                continue;
             }
+            memory.close();
         }
         registrations.clear();
+        slabMemory.clear();
         freeBySize.clear();
-        arena.close();
+        current = null;
     }
 }

@@ -21,4 +21,7 @@ public interface QueueDevice {
     boolean reserveCq(int entries);
 
     void releaseCq(int entries);
+
+    /** The shared receive queue its queues take their capsules from ({@code transport.srq}), or null: none. */
+    default SharedReceives sharedReceives() { return null; }
 }

@@ -32,8 +32,22 @@ public record QueueParameters(int portId, int qid, int depth, int inCapsuleDataS
     public int contextCount() { return contextCount(depth); }
 
     /** A receive buffer: the 64-byte SQE and the in-capsule data, rounded up to a cache line. */
-    public int recvBufferSize() { return (64 + inCapsuleDataSize + 63) / 64 * 64; }
+    public int recvBufferSize() { return recvBufferSize(inCapsuleDataSize); }
+
+    /** A receive buffer for {@code inCapsuleDataSize} bytes of in-capsule data after the SQE. */
+    public static int recvBufferSize(int inCapsuleDataSize) { return (64 + inCapsuleDataSize + 63) / 64 * 64; }
 
     /** CQ entries the queue may need at once: every send WR and every receive. */
     public int cqEntries() { return sendBudget + depth; }
+
+    /**
+     * Contexts of a queue whose capsules come from a shared receive queue: one per command the host may have without
+     * a response (depth: the credits) and one per response chain that may be on the send queue (sendBudget: each holds
+     * at least one slot until its completion). A capsule therefore always finds a free context; there is no receive
+     * of the queue's own to hold back while none is (the SRQ's buffer is already taken).
+     */
+    public int contextCountSharing() { return depth + sendBudget; }
+
+    /** CQ entries a queue on a shared receive queue needs: its send WRs (its poller reserved the SRQ's receives). */
+    public int cqEntriesSharing() { return sendBudget; }
 }

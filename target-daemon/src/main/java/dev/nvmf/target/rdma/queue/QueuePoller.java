@@ -11,6 +11,9 @@ public interface QueuePoller {
     /** The poller's number (for logs). */
     int index();
 
+    /** The poller's count of verbs downcalls: the queue counts its posts there (poller thread). */
+    dev.nvmf.target.rdma.VerbsCalls verbsCalls();
+
     // Control path (the CM thread, while a queue opens or is released)
 
     /** The poller's CQ and data buffers on {@code device}, created on first use; throws if they cannot be. */
@@ -37,6 +40,15 @@ public interface QueuePoller {
 
     /** The queue has receives to post: the poller calls {@link RdmaQueue#flushReposts} after this batch. */
     void scheduleRepost(RdmaQueue queue);
+
+    /**
+     * The queue has a send chain to post: the poller calls {@link RdmaQueue#flushSends} at the end of this pass, after
+     * the receives.
+     */
+    void scheduleSend(RdmaQueue queue);
+
+    /** The queue left LIVE and drains from now on: the CM agent bounds how long that may take. */
+    void drainStarted(RdmaQueue queue);
 
     /** The queue drained: nothing of it is outstanding on the hardware or in the core any more. */
     void queueDrained(RdmaQueue queue);

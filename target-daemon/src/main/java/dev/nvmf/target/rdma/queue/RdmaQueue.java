@@ -5,11 +5,14 @@ import dev.nvmf.target.core.NvmeRequest;
 import dev.nvmf.target.core.QueueAcceptor;
 import dev.nvmf.target.core.QueueTransport;
 import dev.nvmf.target.nvme.CompletionQueueEntry;
+import dev.nvmf.target.nvme.SglDescriptor;
 import dev.nvmf.target.nvme.Status;
 import dev.nvmf.target.nvme.SubmissionQueueEntry;
 import dev.nvmf.target.rdma.RdmaMetrics;
 import dev.nvmf.target.rdma.memory.BufferPool;
+import dev.nvmf.target.backend.MemoryMedium;
 import dev.nvmf.target.rdma.memory.DeviceResources;
+import dev.nvmf.target.rdma.memory.MediumRegistration;
 import dev.nvmf.target.rdma.memory.RegisteredRegion;
 import dev.nvmf.verbs.CmId;
 import dev.nvmf.verbs.QpCapabilities;
@@ -45,6 +48,13 @@ import java.net.InetSocketAddress;
  * <p>Credits: a well-behaved host has at most {@code depth} commands without a response (NVMe RDMA, "Queue Size"
  * rules of the RDMA transport). A capsule beyond that broke flow control: this queue is torn down, the daemon and
  * other queues carry on.
+ *
+ * <p>Shared receive queue ({@code transport.srq}): the queue posts no receives. Its QP takes capsules from the
+ * {@link SharedReceives} of its poller and device; the poller hands each receive completion to the queue its qp_num
+ * names ({@link #onSharedRecv}), a free context takes the buffer for the command's life and gives it back to the SRQ
+ * when COMPLETED. There are {@code depth + sendBudget} contexts, so an arriving capsule always finds one. The credits
+ * above are counted the same way. A drain waits for no receive (the SRQ's are not the QP's, and are not flushed with
+ * it: kernel verbs.c, ib_drain_qp drains the receive queue only without an SRQ).
  */
 public final class RdmaQueue implements QueueTransport {
     private static final System.Logger LOG = System.getLogger(RdmaQueue.class.getName());
@@ -55,18 +65,55 @@ public final class RdmaQueue implements QueueTransport {
     private final CmId cmId;
     private final int depth;
     private final SendBudget budget;
+    /** The RDMA READ/WRITE work requests of the send chain being built (one per SGL descriptor); built in open(). */
+    private DataChain dataChain;
+    /**
+     * The send chain of this pass, posted once at its end ({@link #flushSends}): the requests whose READs or response
+     * chain it links ({@link RequestState#READ_CHAINED}, {@link RequestState#SEND_CHAINED}), in chain order, its first
+     * and last work request, and how many it has (each holds a send-queue slot already).
+     */
+    private final RequestFifo chained = new RequestFifo();
+    private SendWorkRequest chainHead;
+    private SendWorkRequest chainTail;
+    private int chainWorkRequests;
+    private boolean sendScheduled;
 
     // What open() took and release() gives back (null / -1 until taken)
     private QueueDevice device;
+    private DeviceResources resources;
     private boolean cqReserved;
+    /** CQ entries reserved for it: every send WR, and every receive unless they come from the SRQ. */
+    private int cqEntries;
+    /** The shared receive queue its capsules come from, or null: receives of its own. */
+    private SharedReceives shared;
+    /** Its QP number is in {@link #shared}'s table. */
+    private boolean sharing;
     private int slot = -1;
     private RegisteredRegion recvRegion;
     private RegisteredRegion responseRegion;
+    /**
+     * The native memory of the contexts' prebuilt work requests (plain memory, not registered: providers read it
+     * during the post call). Closed by {@link #release}: a daemon whose I/O path allocates nothing may not collect
+     * for hours while hosts connect and disconnect, so nothing per queue is left to the collector.
+     */
+    private Arena workRequestMemory;
     private QueuePair qp;
+    /** The QP's number: what its completions carry (a completion of an earlier QP in the same slot has another). */
+    private int qpNum = -1;
     private CommandQueue commandQueue;
     private RdmaRequest[] contexts = new RdmaRequest[0];
 
     private volatile QueueState state = QueueState.CONNECTING;
+    /**
+     * The QP was destroyed (CM thread): the hardware touches none of the queue's memory any more, and completions of
+     * it that are still polled are ignored. Set before a drain ends by itself only when it was bounded
+     * ({@link #destroyQueuePair}); {@link #release} destroys the QP otherwise.
+     */
+    private volatile boolean queuePairDestroyed;
+    /** rdma_destroy_qp failed: the hardware may still use the queue's memory, which is leaked on purpose. */
+    private boolean queuePairLeaked;
+    /** The poller has taken the QP's destruction into account ({@link #onQueuePairDestroyed}). */
+    private boolean hardwareGone;
     /** Contexts in each {@link RequestState}, kept in step by {@link #enter}: every count below is read here. */
     private final int[] inState = new int[RequestState.ALL.length];
     private RdmaRequest[] freeStack = new RdmaRequest[0];
@@ -79,7 +126,6 @@ public final class RdmaQueue implements QueueTransport {
     private long received;
     private long responsesPosted;
     private volatile String closeReason;
-    private boolean errorLogged;
     /** The address the host reached (the CM id's source address), read once on the CM thread at open. */
     private final InetAddress localAddress;
 
@@ -115,27 +161,35 @@ public final class RdmaQueue implements QueueTransport {
     }
 
     private void allocate(DeviceResources resources, QueueAcceptor acceptor) {
+        this.resources = resources;
         device = poller.deviceFor(resources);
-        if (!device.reserveCq(params.cqEntries())) {
+        shared = device.sharedReceives();
+        cqEntries = shared == null ? params.cqEntries() : params.cqEntriesSharing();
+        if (!device.reserveCq(cqEntries)) {
             throw new IllegalStateException("the CQ of poller " + poller.index() + " on "
-                    + resources.device().name() + " has no room for " + params.cqEntries() + " more entries");
+                    + resources.device().name() + " has no room for " + cqEntries + " more entries");
         }
         cqReserved = true;
         slot = poller.allocateSlot();
         if (slot < 0) throw new IllegalStateException("poller " + poller.index() + " has no free queue slot");
-        int count = params.contextCount();
+        int count = shared == null ? params.contextCount() : params.contextCountSharing();
         int recvSize = params.recvBufferSize();
-        recvRegion = resources.slabs().allocate((long) count * recvSize);
+        if (shared == null) recvRegion = resources.slabs().allocate((long) count * recvSize);
         responseRegion = resources.slabs().allocate((long) count * QueueParameters.RESPONSE_SLOT);
         qp = cmId.createQueuePair(new QpInitAttributes(resources.protectionDomain(), device.cq(), device.cq(),
-                new QpCapabilities(params.sendBudget(), depth, 1, 1, 0), false));
-        // Work requests are plain native memory (not registered): providers read them during the post call.
-        MemorySegment wrs = Arena.ofAuto().allocate((long) count * RdmaRequest.WR_MEMORY, 8);
+                new QpCapabilities(params.sendBudget(), shared == null ? depth : 0, 1, shared == null ? 1 : 0, 0),
+                false, shared == null ? null : shared.srq()));
+        qpNum = qp.qpNum();
+        // Shared: built here on the CM thread, patched and posted on the poller thread.
+        workRequestMemory = Arena.ofShared();
+        MemorySegment wrs = workRequestMemory.allocate((long) count * RdmaRequest.WR_MEMORY, 8);
+        dataChain = new DataChain(workRequestMemory.allocate(DataChain.memory(params.sendBudget()), 8),
+                params.sendBudget());
         contexts = new RdmaRequest[count];
         freeStack = new RdmaRequest[count];
         for (int i = 0; i < count; i++) {
             RdmaRequest r = new RdmaRequest(this, i,
-                    recvRegion.segment().asSlice((long) i * recvSize, recvSize),
+                    shared != null ? null : recvRegion.segment().asSlice((long) i * recvSize, recvSize),
                     responseRegion.segment().asSlice((long) i * QueueParameters.RESPONSE_SLOT,
                             QueueParameters.RESPONSE_SLOT),
                     wrs.asSlice((long) i * RdmaRequest.WR_MEMORY, RdmaRequest.WR_MEMORY));
@@ -147,17 +201,23 @@ public final class RdmaQueue implements QueueTransport {
         commandQueue = acceptor.openQueue(params.portId(), params.qid(), depth, this);
         if (commandQueue == null) throw new IllegalStateException("the core refused the queue");
         poller.publish(this);
+        if (shared != null) {
+            shared.register(this); // its capsules may land from the accept on
+            sharing = true;
+            return;
+        }
         int rc = postInitialReceives();
         if (rc != 0) throw new IllegalStateException("ibv_post_recv failed: errno " + rc);
     }
 
     private void prebuild(RdmaRequest r, int recvSize) {
-        r.recvSge.set(r.recvBuffer.address(), recvSize, recvRegion.lkey());
-        r.recvWr.wrId(WrId.of(slot, WrId.RECV, r.index)).sgList(r.recvSge, 1).next(null);
+        if (r.ownReceive != null) {
+            r.recvSge.set(r.ownReceive.buffer.address(), recvSize, recvRegion.lkey());
+            r.recvWr.wrId(WrId.of(slot, WrId.RECV, r.index)).sgList(r.recvSge, 1).next(null);
+        }
         r.sendSge.set(r.response.address(), CompletionQueueEntry.SIZE, responseRegion.lkey());
         r.sendWr.wrId(WrId.of(slot, WrId.SEND, r.index)).sgList(r.sendSge, 1).next(null)
                 .opcode(WrOpcode.SEND).sendFlags(SendFlags.SIGNALED);
-        r.dataWr.sgList(r.dataSge, 1).next(null);
     }
 
     /** Posts {@code depth} receives in one chain, before the accept. */
@@ -177,20 +237,33 @@ public final class RdmaQueue implements QueueTransport {
      * closed. Called once the queue drained (or when open failed part-way); the CM id is the caller's.
      */
     public void release() {
-        if (qp != null) {
-            try {
-                cmId.destroyQueuePair();
-            } catch (RuntimeException e) {
-                LOG.log(System.Logger.Level.WARNING, "rdma_destroy_qp: " + e.getMessage());
-            }
+        destroyQueuePair();
+        if (sharing) {
+            // Its QP is gone (or leaked, and never posted to again): a completion that still names it finds no queue,
+            // and its buffer goes straight back to the SRQ. The SRQ itself lives on with the poller's device.
+            shared.unregister(this);
+            sharing = false;
         }
         if (device != null) {
             DeviceResources res = device.resources();
-            if (recvRegion != null) res.slabs().release(recvRegion);
-            if (responseRegion != null) res.slabs().release(responseRegion);
-            if (cqReserved) device.releaseCq(params.cqEntries());
+            if (queuePairLeaked) {
+                // The hardware may still write them: never hand them to another queue (kernel rdma.c frees a
+                // queue's buffers only after ib_destroy_qp returned).
+                LOG.log(System.Logger.Level.ERROR, "queue qid {0}: its QP could not be destroyed; its {1} bytes of"
+                        + " registered memory are leaked on purpose", params.qid(),
+                        (recvRegion == null ? 0 : recvRegion.length())
+                                + (responseRegion == null ? 0 : responseRegion.length()));
+            } else {
+                if (recvRegion != null) res.slabs().release(recvRegion);
+                if (responseRegion != null) res.slabs().release(responseRegion);
+            }
+            if (cqReserved) device.releaseCq(cqEntries);
         }
         if (slot >= 0) poller.freeSlot(slot);
+        // Nothing posts any more (the QP is gone, or leaked and never posted to again): the prebuilt work requests
+        // can go.
+        if (workRequestMemory != null) workRequestMemory.close();
+        workRequestMemory = null;
         recvRegion = responseRegion = null;
         cqReserved = false;
         slot = -1;
@@ -202,6 +275,68 @@ public final class RdmaQueue implements QueueTransport {
             }
         }
     }
+
+    /**
+     * Destroys the QP (CM thread), which stops the hardware: after it returns nothing of the queue's memory is read or
+     * written by the HCA (rdma_destroy_qp(3); IBA chapter 11, Destroy QP). Once only; {@link #release} calls it too. The
+     * poller must no longer post to the QP: the queue is no longer LIVE, so it does not.
+     */
+    public void destroyQueuePair() {
+        if (qp == null || queuePairDestroyed || queuePairLeaked) return;
+        try {
+            cmId.destroyQueuePair();
+            queuePairDestroyed = true;
+        } catch (RuntimeException e) {
+            queuePairLeaked = true;
+            LOG.log(System.Logger.Level.ERROR, "queue qid " + params.qid() + ": rdma_destroy_qp failed: " + e.getMessage());
+        }
+    }
+
+    /** Whether the QP is destroyed (any thread): completions of it still polled are stale. */
+    public boolean queuePairDestroyed() { return queuePairDestroyed; }
+
+    /**
+     * The QP was destroyed before the drain ended (the drain timed out, or the device died and completes nothing, not
+     * even flushes): no work request of the queue will ever complete, and none uses the queue's memory any more.
+     * Every context the hardware held ends as if it had been flushed; requests in the core are still waited for
+     * (they do not depend on the device), then the queue is drained. Poller thread, after {@link #destroyQueuePair}.
+     */
+    public void onQueuePairDestroyed() {
+        if (hardwareGone || (!queuePairDestroyed && !queuePairLeaked)) return;
+        hardwareGone = true;
+        if (state == QueueState.LIVE || state == QueueState.CONNECTING) startDrain("queue pair destroyed", true);
+        for (RdmaRequest r : contexts) {
+            switch (r.state) {
+                case RECV_POSTED -> pushFree(r);
+                case READING -> {
+                    budget.releaseReads(r.readsPosted);
+                    r.readsPosted = 0;
+                    r.unsignaledOnQueue = 0;
+                    enter(r, RequestState.COMPLETED);
+                    advance(r);
+                }
+                case SENDING -> {
+                    r.unsignaledOnQueue = 0;
+                    budget.release(r.chainLength);
+                    enter(r, RequestState.COMPLETED);
+                    advance(r);
+                }
+                // Only if a failure lost it from its send chain (the drain ends the chained ones): never posted.
+                case READ_CHAINED, SEND_CHAINED -> {
+                    if (r.state == RequestState.READ_CHAINED) budget.releaseReads(r.readsPosted);
+                    else budget.release(r.chainLength);
+                    r.readsPosted = 0;
+                    enter(r, RequestState.COMPLETED);
+                    advance(r);
+                }
+                default -> { }
+            }
+        }
+        checkDrained();
+    }
+
+    /** Completions of this queue are handed to it (poller thread): not once its QP was destroyed. */
+    public boolean takesCompletions() { return !hardwareGone; }
 
     // ------------------------------------------------------------------------------------------------------------
     // The request's life (poller thread)
@@ -236,7 +371,8 @@ public final class RdmaQueue implements QueueTransport {
                     if (state != QueueState.CONNECTING) enter(r, RequestState.NEW);
                 }
                 case NEED_BUFFER -> {
-                    if (r.bufferIndex < 0 && !acquireBuffer(r)) break; // waits in its pool's FIFO
+                    // Zero copy needs no buffer: the data moves straight to or from the namespace's memory.
+                    if (r.direct == null && r.bufferIndex < 0 && !acquireBuffer(r)) break; // waits in its pool's FIFO
                     if (state != QueueState.LIVE) {
                         enter(r, RequestState.COMPLETED); // granted while the queue drains: nothing more is posted
                     } else if (r.nvme.dataDirection() == NvmeRequest.DIRECTION_HOST_TO_CONTROLLER) {
@@ -244,28 +380,32 @@ public final class RdmaQueue implements QueueTransport {
                         readWaiters.add(r);
                         enter(r, RequestState.READ_PENDING);
                     } else {
-                        r.nvme.data(r.pool.buffer(r.bufferIndex), r.sglLength);
+                        r.nvme.data(dataSegment(r), r.sglLength);
                         enter(r, RequestState.READY_TO_EXECUTE);
                     }
                 }
                 case READ_PENDING -> {
                     if (readWaiters.peek() != r || !budget.fitsRead()) break; // strict FIFO
                     readWaiters.poll();
-                    postRead(r);
+                    chainRead(r);
                 }
                 case READY_TO_EXECUTE -> {
                     if (state != QueueState.LIVE) {
                         enter(r, RequestState.COMPLETED); // begin() accepted it but the core never saw its data
                     } else {
                         enter(r, RequestState.EXECUTING);
-                        commandQueue.execute(r.nvme);
+                        try {
+                            commandQueue.execute(r.nvme);
+                        } catch (RuntimeException e) {
+                            coreFailed(r, "execute", e);
+                        }
                     }
                 }
                 case EXECUTED -> {
                     if (state != QueueState.LIVE) {
                         enter(r, RequestState.COMPLETED); // the host is gone: no response
                     } else {
-                        r.chainLength = sendsData(r) ? 2 : 1;
+                        r.chainLength = 1 + (sendsData(r) ? DataChain.writesFor(r, dataToSend(r)) : 0);
                         if (!sendWaiters.isEmpty() || !budget.fits(r.chainLength)) {
                             metrics.sendBudgetWaits.increment();
                         }
@@ -276,18 +416,20 @@ public final class RdmaQueue implements QueueTransport {
                 case SEND_PENDING -> {
                     if (sendWaiters.peek() != r || !budget.fits(r.chainLength)) break; // strict FIFO
                     sendWaiters.poll();
-                    postResponse(r);
+                    chainResponse(r);
                 }
                 case COMPLETED -> {
                     releaseBuffer(r);
+                    releaseSharedReceive(r);
                     // A receive is owed while fewer than depth are posted or about to be: this context pays it.
-                    if (state == QueueState.LIVE || state == QueueState.CONNECTING) {
+                    if (shared == null && (state == QueueState.LIVE || state == QueueState.CONNECTING)) {
                         if (owedReceives() > 0) scheduleRepost(r); else pushFree(r);
                     } else {
                         pushFree(r);
                     }
                 }
-                case FREE, RECV_PENDING, RECV_POSTED, READING, EXECUTING, SENDING -> { } // waits for an event
+                // Each waits for an event: the chain's post, a completion, the core.
+                case FREE, RECV_PENDING, RECV_POSTED, READ_CHAINED, READING, EXECUTING, SEND_CHAINED, SENDING -> { }
             }
         } while (r.state != before);
     }
@@ -306,10 +448,17 @@ public final class RdmaQueue implements QueueTransport {
         n.startNanos(System.nanoTime());
         int icd = Math.max(0, r.receivedLength - SubmissionQueueEntry.SIZE);
         int sglStatus = r.receivedLength < SubmissionQueueEntry.SIZE ? Status.INVALID_FIELD
-                : CommandSgl.parse(r, icd, params.maxIoSize());
+                : CommandSgl.parse(r, icd, params.maxIoSize(), maxDescriptors());
         if (sglStatus != 0) n.transportStatus(sglStatus);
         enter(r, RequestState.EXECUTING); // from here the core holds it
-        if (!commandQueue.begin(n)) return; // the core completed it: complete() is on its way
+        boolean begun;
+        try {
+            begun = commandQueue.begin(n);
+        } catch (RuntimeException e) {
+            coreFailed(r, "begin", e);
+            return;
+        }
+        if (!begun) return; // the core completed it: complete() is on its way
         int direction = n.dataDirection();
         if (direction == NvmeRequest.DIRECTION_NONE || r.sglLength == 0) {
             n.data(MemorySegment.NULL, 0);
@@ -317,13 +466,77 @@ public final class RdmaQueue implements QueueTransport {
         } else if (r.inCapsule) {
             if (direction == NvmeRequest.DIRECTION_HOST_TO_CONTROLLER) {
                 metrics.inCapsuleCommands.increment();
-                n.data(r.sglOffset == 0 ? r.inCapsuleData : r.inCapsuleData.asSlice(r.sglOffset), r.sglLength);
+                n.data(r.inCapsuleData(r.sglOffset), r.sglLength);
             } else {
                 n.data(MemorySegment.NULL, 0); // cannot happen: parse() refuses in-capsule data for reads
             }
             enter(r, RequestState.READY_TO_EXECUTE);
         } else {
+            takeMedium(r);
             enter(r, RequestState.NEED_BUFFER);
+        }
+    }
+
+    /**
+     * Zero copy: a Read or Write of a RAM namespace registered on this queue's device, whose SGL describes exactly its
+     * blocks, moves them straight between the host and the namespace's memory at the command's offset: the core
+     * checked the range against the namespace's size, and the registration checks it again against the memory
+     * (bounds are checked before anything is posted). Takes a use of the registration, held until COMPLETED. Any
+     * other case keeps the buffered path, as do namespaces whose registration is not (yet) made.
+     */
+    private void takeMedium(RdmaRequest r) {
+        MemoryMedium medium = r.nvme.medium();
+        if (medium == null || r.sglLength != r.nvme.mediumLength()) return;
+        MediumRegistration reg = device.resources().registrationFor(medium);
+        long offset = r.nvme.mediumOffset();
+        if (reg == null || !reg.covers(offset, r.sglLength) || !reg.acquire()) return;
+        r.direct = reg;
+        r.directOffset = offset;
+        metrics.zeroCopyCommands.increment();
+    }
+
+    /** What the core reads or writes the data through: the pool buffer, or the namespace itself (zero copy). */
+    private static MemorySegment dataSegment(RdmaRequest r) {
+        return r.direct != null ? r.direct.medium().segment() : r.pool.buffer(r.bufferIndex);
+    }
+
+    /** The native address the request's RDMA moves its data to or from (registered: {@link #dataLkey}). */
+    private static long dataAddress(RdmaRequest r) {
+        return r.direct != null ? r.direct.address() + r.directOffset : r.pool.buffer(r.bufferIndex).address();
+    }
+
+    private static int dataLkey(RdmaRequest r) {
+        return r.direct != null ? r.direct.lkey() : r.pool.lkey();
+    }
+
+    /**
+     * The core threw from {@code begin} or {@code execute}: it will not complete {@code r} (the queue drains from here,
+     * so the context gets no other command, and a late complete() finds it no longer EXECUTING). The request ends
+     * without a response and the queue fails; its controller is fatal (the host resets and retries).
+     */
+    private void coreFailed(RdmaRequest r, String call, RuntimeException e) {
+        enter(r, RequestState.COMPLETED);
+        fail("the core's " + call + "() failed", e);
+    }
+
+    /**
+     * A failure of this queue that is not the hardware's (an exception while handling its completion or command):
+     * logged with its stack, the queue drains and its controller is fatal (CSTS.CFS: the host resets). Contains the
+     * failure: nothing of it reaches the poller's other queues. Poller thread.
+     */
+    public void fail(String what, RuntimeException e) {
+        LOG.log(System.Logger.Level.ERROR, "queue qid " + params.qid() + " from " + params.peer() + ": " + what
+                + "; closing the queue", e);
+        String reason = what + ": " + e;
+        try {
+            startDrain(reason, true);
+        } catch (RuntimeException again) {
+            LOG.log(System.Logger.Level.ERROR, "queue qid " + params.qid() + ": the drain failed too", again);
+        }
+        try {
+            if (commandQueue != null) commandQueue.transportFailed(reason);
+        } catch (RuntimeException again) {
+            LOG.log(System.Logger.Level.WARNING, "queue qid " + params.qid() + ": telling the core failed", again);
         }
     }
 
@@ -347,83 +560,235 @@ public final class RdmaQueue implements QueueTransport {
         advance(r);
     }
 
-    private void postRead(RdmaRequest r) {
-        budget.reserveRead();
-        enter(r, RequestState.READING);
-        r.dataSge.set(r.pool.buffer(r.bufferIndex).address(), r.sglLength, r.pool.lkey());
-        r.dataWr.wrId(WrId.of(slot, WrId.READ, r.index)).opcode(WrOpcode.RDMA_READ).sendFlags(SendFlags.SIGNALED)
-                .remote(r.remoteAddress, r.remoteKey).next(null);
-        int rc = qp.postSend(r.dataWr);
-        metrics.rdmaReads.increment();
-        metrics.sendWorkRequestsPosted.increment();
-        metrics.signaledWorkRequests.increment();
-        if (rc != 0) {
-            budget.releaseRead();
-            postFailed(rc, r);
+    /**
+     * Whether the queue may post at all: not once it left LIVE (receives also while CONNECTING). A QP in the error
+     * state accepts posts, but rxe (Linux 6.1) never completes a send or receive posted then, so such a post would
+     * keep the drain from ending; on mlx5 it flushes. Every post checks this, whatever the path that led to it (a
+     * buffer granted by another queue's release, a waiter resumed).
+     */
+    private boolean mayPost(boolean receive) {
+        QueueState s = state;
+        return s == QueueState.LIVE || (receive && s == QueueState.CONNECTING);
+    }
+
+    /**
+     * Keyed descriptors a command may carry on this queue: MSDBD, or fewer when the send queue is shorter than a
+     * response chain of that many WRITEs and its SEND (a tiny queue on a device with a small max_qp_wr).
+     */
+    private int maxDescriptors() {
+        return Math.min(SglDescriptor.MAX_DATA_DESCRIPTORS, budget.capacity() - 1);
+    }
+
+    /**
+     * Chains the READs of {@code r}'s next descriptors, one per descriptor, as many as READ credits and send-queue
+     * slots allow now (at least one: the caller checked {@code fitsRead}), which it holds from here; only the last is
+     * signaled. A request with more descriptors than that comes back to READ_PENDING for the rest when this part
+     * completes.
+     */
+    private void chainRead(RdmaRequest r) {
+        if (!mayPost(false)) {
+            enter(r, RequestState.COMPLETED); // begin() accepted it, execute() never ran: advance() goes on
+            return;
         }
+        int count = budget.readsFitting(r.descriptorCount - r.descriptorsRead);
+        budget.reserveReads(count);
+        r.readsPosted = count;
+        r.unsignaledOnQueue = 0;
+        enter(r, RequestState.READ_CHAINED);
+        SendWorkRequest first = dataChain.reads(r, slot, dataAddress(r), dataLkey(r), count);
+        addToChain(r, first, dataChain.last(), count);
+    }
+
+    /** Bytes of a read command's data that go back to the host: what the core produced, at most what the SGL holds. */
+    private static int dataToSend(RdmaRequest r) {
+        return Math.min(r.nvme.dataLength(), r.sglLength);
     }
 
     private boolean sendsData(RdmaRequest r) {
         NvmeRequest n = r.nvme;
-        return n.dataDirection() == NvmeRequest.DIRECTION_CONTROLLER_TO_HOST && r.bufferIndex >= 0
+        return n.dataDirection() == NvmeRequest.DIRECTION_CONTROLLER_TO_HOST && (r.bufferIndex >= 0 || r.direct != null)
                 && n.dataLength() > 0 && r.cqe.status() == Status.SUCCESS;
     }
 
     /**
-     * Posts the response, as one chain with the data: RDMA WRITE (unsignaled) then SEND (signaled). RC ordering
-     * makes the SEND's completion imply the WRITE's (IBA chapter 10, work request ordering); the buffer, the
-     * response and their lkeys stay untouched until then.
+     * Chains the response, with the data: one RDMA WRITE per descriptor the data reaches (unsignaled), then SEND
+     * (signaled). RC ordering makes the SEND's completion imply the WRITEs' (IBA chapter 10, work request ordering);
+     * the buffer, the response and their lkeys stay untouched from here until then.
      */
-    private void postResponse(RdmaRequest r) {
+    private void chainResponse(RdmaRequest r) {
+        if (!mayPost(false)) {
+            enter(r, RequestState.COMPLETED); // the host is gone: no response; advance() goes on
+            return;
+        }
         int slots = r.chainLength;
+        r.unsignaledOnQueue = 0;
         budget.reserve(slots);
-        enter(r, RequestState.SENDING);
+        enter(r, RequestState.SEND_CHAINED);
         responsesPosted++;
         SendWorkRequest send = r.sendWr;
         if (r.invalidate && params.remoteInvalidation()) {
-            send.opcode(WrOpcode.SEND_WITH_INV).invalidateRkey(r.remoteKey);
+            send.opcode(WrOpcode.SEND_WITH_INV).invalidateRkey(r.invalidateKey);
             metrics.remoteInvalidations.increment();
         } else {
             send.opcode(WrOpcode.SEND).invalidateRkey(0);
         }
         SendWorkRequest first = send;
-        if (slots == 2) {
-            MemorySegment buffer = r.pool.buffer(r.bufferIndex);
-            int length = Math.min(r.nvme.dataLength(), r.sglLength);
-            MemorySegment data = r.nvme.data();
-            if (data.address() != buffer.address()) {
-                // The core answered from its own memory: copy into the registered buffer.
-                MemorySegment.copy(data, 0, buffer, 0, length);
+        if (slots > 1) {
+            int length = dataToSend(r);
+            if (r.direct == null) {
+                MemorySegment buffer = r.pool.buffer(r.bufferIndex);
+                MemorySegment data = r.nvme.data();
+                if (data.address() != buffer.address()) {
+                    // The core answered from its own memory: copy into the registered buffer.
+                    MemorySegment.copy(data, 0, buffer, 0, length);
+                }
             }
-            r.dataSge.set(buffer.address(), length, r.pool.lkey());
-            r.dataWr.wrId(WrId.of(slot, WrId.WRITE, r.index)).opcode(WrOpcode.RDMA_WRITE).sendFlags(0)
-                    .remote(r.remoteAddress, r.remoteKey).next(send);
-            first = r.dataWr;
-            metrics.rdmaWrites.increment();
+            // Zero copy: the WRITEs read the namespace's memory where the blocks are.
+            first = dataChain.writes(r, slot, dataAddress(r), dataLkey(r), length, send);
+            metrics.rdmaWrites.add(slots - 1);
         }
-        int rc = qp.postSend(first);
-        metrics.sendWorkRequestsPosted.add(slots);
-        metrics.signaledWorkRequests.increment();
-        metrics.responsesSent.increment();
-        if (rc != 0) {
-            budget.release(slots);
-            postFailed(rc, r);
+        addToChain(r, first, send, slots);
+    }
+
+    /**
+     * Links {@code r}'s work requests, {@code first} to {@code last} ({@code count} of them, their send-queue slots
+     * reserved), to the end of the queue's send chain, and has the poller post it at the end of its pass.
+     */
+    private void addToChain(RdmaRequest r, SendWorkRequest first, SendWorkRequest last, int count) {
+        last.next(null);
+        if (chainTail == null) chainHead = first; else chainTail.next(first);
+        chainTail = last;
+        chainWorkRequests += count;
+        chained.add(r);
+        if (!sendScheduled) {
+            sendScheduled = true;
+            poller.scheduleSend(this);
         }
     }
 
     /**
-     * A post failed synchronously. The budget makes ENOMEM impossible, so this is a provider failure: the WR was
-     * not posted (its budget is already back), so the request ends here and the queue is torn down.
+     * Posts the send chain this pass built, in one ibv_post_send (the poller calls it once per pass, after the
+     * receives): the READs and response chains of every request that got its budget in the pass, in the order they
+     * got it. A request then waits for its signaled completion (READING, SENDING). A failed post (ibv_post_send(3):
+     * the work requests before bad_wr are on the queue, the rest are not) is taken request by request, as for one:
+     * a request whose work requests were all posted completes like any other; one none of whose were ends here, its
+     * budget and buffer back; one cut inside its chain keeps its buffer and the slots of what was posted until the
+     * last of those completes (they flush in the drain) or the QP is destroyed. The failure itself is fatal for the
+     * controller, once.
      */
-    private void postFailed(int rc, RdmaRequest r) {
-        LOG.log(System.Logger.Level.ERROR, "queue {0} qid {1}: ibv_post_send failed with errno {2}", slot,
-                params.qid(), rc);
-        enter(r, RequestState.COMPLETED);
-        advance(r);
-        startDrain("post_send failed (errno " + rc + ")", true);
+    public void flushSends() {
+        sendScheduled = false;
+        if (chained.isEmpty()) return;
+        if (!mayPost(false)) {
+            abandonChain(); // the drain ended it already; nothing is posted once the queue left LIVE
+            return;
+        }
+        int total = chainWorkRequests;
+        poller.verbsCalls().postSend();
+        int rc = qp.postSend(chainHead);
+        int posted = rc == 0 ? total : Math.min(total, qp.postedBeforeFailure());
+        RdmaRequest first = chained.takeAll();
+        chainHead = chainTail = null;
+        chainWorkRequests = 0;
+        dataChain.reset(); // the provider keeps nothing of the work requests once the call returned
+        // What the post did to each request, in chain order. Nothing here advances a request, so the requests stay
+        // linked as they were chained.
+        int offset = 0;
+        for (RdmaRequest r = first; r != null; r = r.next) {
+            int length = r.state == RequestState.READ_CHAINED ? r.readsPosted : r.chainLength;
+            int mine = Math.max(0, Math.min(length, posted - offset));
+            offset += length;
+            if (r.state == RequestState.READ_CHAINED) readsPosted(r, mine, length); else responsePosted(r, mine, length);
+        }
+        if (rc == 0) return;
+        LOG.log(System.Logger.Level.ERROR, "queue {0} qid {1}: ibv_post_send of a chain of {2} work requests failed"
+                + " with errno {3} after {4} of them", slot, params.qid(), total, rc, posted);
+        // The requests none of whose work requests was posted end now; ending one may hand its buffer to a waiter,
+        // which chains anew (the drain below ends that chain).
+        for (RdmaRequest r = first; r != null; ) {
+            RdmaRequest next = r.next;
+            if (r.state == RequestState.COMPLETED) advance(r);
+            r = next;
+        }
+        postFailedFatal("post_send failed (errno " + rc + ")");
+    }
+
+    /** {@code posted} of the {@code length} READs of {@code r}'s part went on the queue (all but when a post failed). */
+    private void readsPosted(RdmaRequest r, int posted, int length) {
+        metrics.rdmaReads.add(posted);
+        metrics.sendWorkRequestsPosted.add(posted);
+        if (posted == length) {
+            metrics.signaledWorkRequests.increment();
+            enter(r, RequestState.READING); // after a failed post too, if bad_wr was past it: it completes as ever
+        } else if (posted == 0) {
+            budget.releaseReads(length);
+            r.readsPosted = 0;
+            enter(r, RequestState.COMPLETED); // begin() accepted it, execute() never ran
+        } else {
+            // The unsignaled READs before bad_wr are on the queue and may still write the buffer; the signaled one is
+            // not. Their credits and the buffer stay taken until the last of them comes back (flushed in the drain)
+            // or the QP is destroyed (ibv_post_send(3), bad_wr).
+            budget.releaseReads(length - posted);
+            r.readsPosted = posted;
+            r.unsignaledOnQueue = posted;
+            enter(r, RequestState.READING);
+        }
+    }
+
+    /** {@code posted} of the {@code length} work requests of {@code r}'s response chain went on the queue. */
+    private void responsePosted(RdmaRequest r, int posted, int length) {
+        metrics.sendWorkRequestsPosted.add(posted);
+        if (posted == length) {
+            metrics.signaledWorkRequests.increment();
+            metrics.responsesSent.increment();
+            enter(r, RequestState.SENDING);
+        } else if (posted == 0) {
+            budget.release(length); // nothing of the chain is on the queue: its budget and buffer can go back
+            enter(r, RequestState.COMPLETED);
+        } else {
+            // WRITEs are on the queue and may still read the buffer; the SEND is not. Nothing is released before the
+            // last of them completes (they flush in the drain) or the QP's destruction (ibv_post_send(3), bad_wr).
+            r.unsignaledOnQueue = posted;
+            enter(r, RequestState.SENDING);
+        }
+    }
+
+    /**
+     * The queue leaves LIVE with a send chain not yet posted: nothing of it is on the hardware, so each of its requests
+     * ends now, its budget and buffer back, without a response (as a request still waiting for its budget does).
+     */
+    private void abandonChain() {
+        RdmaRequest r = chained.takeAll();
+        chainHead = chainTail = null;
+        chainWorkRequests = 0;
+        dataChain.reset();
+        while (r != null) {
+            RdmaRequest next = r.next;
+            if (r.state == RequestState.READ_CHAINED) {
+                budget.releaseReads(r.readsPosted);
+                r.readsPosted = 0;
+            } else {
+                budget.release(r.chainLength);
+            }
+            abandon(r);
+            r = next;
+        }
+    }
+
+    /** A post failed: the queue drains and its controller is failed (CSTS.CFS). */
+    private void postFailedFatal(String reason) {
+        startDrain(reason, true);
+        if (commandQueue != null) commandQueue.transportFailed(reason);
     }
 
     private void releaseBuffer(RdmaRequest r) {
+        MediumRegistration direct = r.direct;
+        if (direct != null) {
+            r.direct = null;
+            // The device is done with the namespace's memory (completion, flush or QP destroyed). If the QP could not
+            // be destroyed it may not be: the use is kept, so the memory is never deregistered nor freed.
+            if (!queuePairLeaked) direct.release();
+        }
         BufferPool pool = r.pool;
         r.pool = null;
         if (r.bufferIndex >= 0) {
@@ -488,12 +853,22 @@ public final class RdmaQueue implements QueueTransport {
         afterSendQueueCompletion(status, "SEND");
     }
 
-    /** An RDMA READ (host data for a write) completed. */
+    /** The signaled RDMA READ that ends a part of a request's READs (host data for a write) completed. */
     public void onReadComplete(int index, int status) {
         RdmaRequest r = contexts[index];
-        budget.releaseRead();
-        if (status == WcStatus.SUCCESS) {
-            r.nvme.data(r.pool.buffer(r.bufferIndex), r.sglLength);
+        budget.releaseReads(r.readsPosted);
+        r.descriptorsRead += r.readsPosted;
+        r.readsPosted = 0;
+        if (status == WcStatus.SUCCESS && r.descriptorsRead < r.descriptorCount) {
+            // More descriptors than READ credits: the rest wait, in order, for credits again.
+            if (state == QueueState.LIVE) {
+                readWaiters.add(r);
+                enter(r, RequestState.READ_PENDING);
+            } else {
+                enter(r, RequestState.COMPLETED);
+            }
+        } else if (status == WcStatus.SUCCESS) {
+            r.nvme.data(dataSegment(r), r.sglLength);
             enter(r, RequestState.READY_TO_EXECUTE);
         } else {
             enter(r, RequestState.COMPLETED); // begin() accepted it but execute() never ran: the core holds nothing
@@ -510,11 +885,41 @@ public final class RdmaQueue implements QueueTransport {
 
     /** An unsignaled RDMA WRITE produced a completion: only errors and flushes do. */
     public void onWriteComplete(int index, int status) {
+        RdmaRequest r = contexts[index];
+        if (r.state == RequestState.SENDING && r.unsignaledOnQueue > 0 && --r.unsignaledOnQueue == 0) {
+            // The last WR of the request the hardware had: it is done with the buffer now.
+            budget.release(r.chainLength);
+            enter(r, RequestState.COMPLETED);
+            advance(r);
+        }
         if (status != WcStatus.SUCCESS) onFailedCompletion(status, "RDMA_WRITE");
+        checkDrained();
+    }
+
+    /**
+     * An unsignaled RDMA READ (not the last of its part) produced a completion: only errors and flushes do. The
+     * part's signaled READ still comes back (flushed, after it) and gives its credits back.
+     */
+    public void onUnsignaledReadComplete(int index, int status) {
+        RdmaRequest r = contexts[index];
+        if (r.state == RequestState.READING && r.unsignaledOnQueue > 0 && --r.unsignaledOnQueue == 0) {
+            // The signaled READ of this part was refused at bad_wr: this was the last READ the hardware had, and it
+            // ends the part as the signaled one would have (with its failure).
+            onReadComplete(index, status == WcStatus.SUCCESS ? WcStatus.WR_FLUSH_ERR : status);
+            return;
+        }
+        if (status != WcStatus.SUCCESS) onFailedCompletion(status, "RDMA_READ");
+        checkDrained();
     }
 
     /** The core finished {@code r} (its complete() reached the poller). */
     public void onCoreComplete(RdmaRequest r) {
+        if (r.state != RequestState.EXECUTING) {
+            // The core threw for this request, and answered after all: the request already ended.
+            LOG.log(System.Logger.Level.WARNING, "queue qid {0}: the core completed a request it had failed (state {1})",
+                    params.qid(), r.state);
+            return;
+        }
         enter(r, RequestState.EXECUTED);
         advance(r);
         checkDrained();
@@ -527,12 +932,7 @@ public final class RdmaQueue implements QueueTransport {
             if (state == QueueState.LIVE || state == QueueState.CONNECTING) startDrain("queue pair flushed", true);
             return;
         }
-        metrics.errorCompletion(status);
-        if (!errorLogged) {
-            errorLogged = true;
-            LOG.log(System.Logger.Level.WARNING, "queue {0} qid {1} from {2}: {3} completed with {4}; closing queue",
-                    slot, params.qid(), params.peer(), what, WcStatus.name(status));
-        }
+        // Counted and logged (with vendor_err, rate-limited) by the poller, which sees the whole completion.
         String reason = what + " completion " + WcStatus.name(status);
         startDrain(reason, true);
         // Fatal for the controller too, not only this queue (kernel rdma.c, nvmet_rdma_error_comp: the controller
@@ -579,24 +979,95 @@ public final class RdmaQueue implements QueueTransport {
         if (rc != 0) {
             LOG.log(System.Logger.Level.ERROR, "queue {0} qid {1}: ibv_post_recv failed with errno {2}", slot,
                     params.qid(), rc);
-            startDrain("post_recv failed (errno " + rc + ")", true);
+            postFailedFatal("post_recv failed (errno " + rc + ")");
         }
     }
 
     /** Posts the receives of every RECV_PENDING context in one chain; returns 0 or the post's errno. */
     private int postReceives() {
+        if (!mayPost(true)) {
+            RdmaRequest r;
+            while ((r = reposts.poll()) != null) pushFree(r);
+            return 0;
+        }
         int n = reposts.size();
         RdmaRequest first = reposts.peek();
         for (RdmaRequest r = first; r != null; r = r.next) r.recvWr.next(r.next == null ? null : r.next.recvWr);
+        poller.verbsCalls().postRecv();
         int rc = qp.postRecv(first.recvWr);
+        // A failed call posted the receives before bad_wr: they complete (or flush) and are counted as posted;
+        // the rest are free again (ibv_post_recv(3)).
+        int posted = rc == 0 ? n : Math.min(n, qp.postedBeforeFailure());
         RdmaRequest r;
-        while ((r = reposts.poll()) != null) {
-            // A failed call posted nothing: those contexts are free again.
-            if (rc == 0) enter(r, RequestState.RECV_POSTED); else pushFree(r);
+        for (int i = 0; (r = reposts.poll()) != null; i++) {
+            if (i < posted) enter(r, RequestState.RECV_POSTED); else pushFree(r);
         }
-        if (rc == 0) metrics.recvWorkRequestsPosted.add(n);
+        metrics.recvWorkRequestsPosted.add(posted);
         return rc;
     }
+
+    /**
+     * A receive from the shared receive queue completed on this queue's QP (its qp_num): a command capsule in {@code b},
+     * or a flush or error. Every way out of here gives {@code b} back to the SRQ, at once or when the context that takes
+     * it is COMPLETED. Poller thread.
+     */
+    void onSharedRecv(ReceiveBuffer b, int status, int byteLength) {
+        if (status != WcStatus.SUCCESS) {
+            shared.repost(b);
+            onFailedCompletion(status, "RECV");
+            checkDrained();
+            return;
+        }
+        if (state == QueueState.DRAINING || state == QueueState.CLOSED) {
+            shared.repost(b);
+            checkDrained();
+            return;
+        }
+        metrics.commandsReceived.increment();
+        if (++received - responsesPosted > depth) {
+            // The same credits as with receives of its own: the host sent more capsules than the depth it was granted.
+            metrics.creditOverruns.increment();
+            shared.repost(b);
+            startDrain("host exceeded its " + depth + " credits", true);
+            return;
+        }
+        if (byteLength > SubmissionQueueEntry.SIZE + params.inCapsuleDataSize()) {
+            // The SRQ's buffers fit the largest in-capsule data of all ports; a receive buffer of this queue's own
+            // would have been too short for this capsule: it fails as that receive would have (LOC_LEN_ERR, fatal for
+            // the queue and its controller). The SRQ and the other queues carry on.
+            shared.repost(b);
+            LOG.log(System.Logger.Level.WARNING, "queue qid {0} from {1}: a capsule of {2} bytes exceeds the {3} bytes"
+                    + " of in-capsule data its port allows", params.qid(), params.peer(), byteLength,
+                    params.inCapsuleDataSize());
+            onFailedCompletion(WcStatus.LOC_LEN_ERR, "RECV");
+            return;
+        }
+        if (freeCount == 0) {
+            // Cannot happen (contextCountSharing): the queue goes, the SRQ and the other queues carry on.
+            shared.repost(b);
+            startDrain("no free command context for a capsule", true);
+            return;
+        }
+        RdmaRequest r = popFree();
+        r.attach(b);
+        r.receivedLength = byteLength;
+        enter(r, RequestState.NEW);
+        advance(r);
+    }
+
+    /** The SRQ buffer {@code r} held goes back to the SRQ: nothing reads its capsule any more. */
+    private void releaseSharedReceive(RdmaRequest r) {
+        ReceiveBuffer b = r.detachShared();
+        if (b != null) shared.repost(b);
+    }
+
+    /** Bytes of registered memory the queue took for itself (its receive buffers, if any, and response slots). */
+    public long registeredBytes() {
+        return (recvRegion == null ? 0 : recvRegion.length()) + (responseRegion == null ? 0 : responseRegion.length());
+    }
+
+    /** The shared receive queue its capsules come from, or null. */
+    public SharedReceives sharedReceives() { return shared; }
 
     // ------------------------------------------------------------------------------------------------------------
     // The queue's life (poller thread)
@@ -629,12 +1100,24 @@ public final class RdmaQueue implements QueueTransport {
                 LOG.log(System.Logger.Level.DEBUG, "rdma_disconnect: " + e.getMessage());
             }
         }
-        try {
-            qp.moveToError();
-        } catch (RuntimeException e) {
-            LOG.log(System.Logger.Level.WARNING, "moving QP to error failed: " + e.getMessage());
+        if (!hardwareGone) {
+            try {
+                qp.moveToError();
+            } catch (RuntimeException e) {
+                LOG.log(System.Logger.Level.WARNING, "moving QP to error failed: " + e.getMessage());
+            }
         }
-        if (commandQueue != null) commandQueue.abortHeld();
+        // Only now may the CM agent bound the drain: on a dead device it destroys the QP at once (on its own thread),
+        // and rdma_disconnect and ibv_modify_qp above must not meet a QP being destroyed (in the lab, hot-removing
+        // rxe0 crashed the daemon in ibv_modify_qp when this came first). From here on the poller calls no verb on
+        // the QP: nothing is posted once the queue left LIVE.
+        poller.drainStarted(this);
+        try {
+            if (commandQueue != null) commandQueue.abortHeld();
+        } catch (RuntimeException e) {
+            LOG.log(System.Logger.Level.ERROR, "queue qid " + params.qid() + ": the core failed to abort its held"
+                    + " commands", e);
+        }
         // Requests not yet handed to the HCA or the core end now. Buffer waiters first: the buffers the others give
         // back then go to other queues' waiters, never to a request of this one, which would post.
         for (RdmaRequest r : contexts) {
@@ -643,14 +1126,15 @@ public final class RdmaQueue implements QueueTransport {
                 abandon(r);
             }
         }
+        abandonChain();
         abandonAll(parked);
         abandonAll(sendWaiters);
         abandonAll(readWaiters);
         RdmaRequest rp;
         while ((rp = reposts.poll()) != null) pushFree(rp);
-        // No marker WRs: every send chain ends with a signaled WR whose slots stay reserved until its completion
-        // (success or flush) is polled, and every posted receive is counted. The queue is drained when no context
-        // is RECV_POSTED, READING, SENDING or EXECUTING. This does not depend on the provider flushing work posted
+        // No marker WRs: every request's part of a send chain ends with a signaled WR whose slots stay reserved until
+        // its completion (success or flush) is polled, and every posted receive is counted. The queue is drained when
+        // no context is RECV_POSTED, READING, SENDING or EXECUTING (nor chained: none is, from here). This does not depend on the provider flushing work posted
         // after the error transition (rxe in Linux 6.1 flushes receives posted then, but not sends), unlike the
         // kernel's ib_drain_qp (kernel cq.c, verbs.c), which posts marker WRs after it.
         checkDrained();
@@ -674,9 +1158,13 @@ public final class RdmaQueue implements QueueTransport {
 
     private void checkDrained() {
         if (state != QueueState.DRAINING || !drained()) return;
+        // Nor in a send chain about to be posted (the drain ends it at its start; counted so that no failure can let
+        // the queue's memory go with a chain of it).
+        if (inState[RequestState.READ_CHAINED.ordinal()] + inState[RequestState.SEND_CHAINED.ordinal()] > 0) return;
         state = QueueState.CLOSED;
         for (RdmaRequest r : contexts) {
-            if (r.bufferIndex >= 0) releaseBuffer(r); // defensive: nothing should still hold one
+            if (r.bufferIndex >= 0 || r.direct != null) releaseBuffer(r); // defensive: nothing should still hold one
+            releaseSharedReceive(r);
         }
         poller.queueDrained(this);
     }
@@ -697,12 +1185,28 @@ public final class RdmaQueue implements QueueTransport {
 
     /** Tears the queue down (any thread): the drain runs on the poller thread. */
     public void requestDrain(String reason) {
-        poller.submitCommand(() -> startDrain(reason, true));
+        onPoller(() -> startDrain(reason, true));
+    }
+
+    /** The QP was destroyed before the drain ended (CM thread): the poller ends what the hardware held. */
+    public void requestQueuePairDestroyed() {
+        onPoller(this::onQueuePairDestroyed);
     }
 
     /** The connection is established (any thread): kept capsules run on the poller thread. */
     public void requestEstablished() {
-        poller.submitCommand(this::onEstablished);
+        onPoller(this::onEstablished);
+    }
+
+    /** Runs {@code command} on the poller thread; a failure in it fails this queue only. */
+    private void onPoller(Runnable command) {
+        poller.submitCommand(() -> {
+            try {
+                command.run();
+            } catch (RuntimeException e) {
+                fail("a command on the poller failed", e);
+            }
+        });
     }
 
     @Override
@@ -740,7 +1244,12 @@ public final class RdmaQueue implements QueueTransport {
 
     public CmId cmId() { return cmId; }
 
+    /** What the queue's device gives it (its PD and slabs): the device it was opened on. */
+    public DeviceResources resources() { return resources; }
+
     public QueuePair queuePair() { return qp; }
+
+    public int qpNum() { return qpNum; }
 
     public CommandQueue commandQueue() { return commandQueue; }
 

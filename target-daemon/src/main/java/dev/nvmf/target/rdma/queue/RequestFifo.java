@@ -2,8 +2,8 @@ package dev.nvmf.target.rdma.queue;
 
 /**
  * An intrusive FIFO of {@link RdmaRequest}s through their {@code next} field: no allocation. Used for capsules
- * kept before ESTABLISHED, for requests waiting for send budget or READ depth, and for receives to repost in one
- * chain.
+ * kept before ESTABLISHED, for requests waiting for send budget or READ depth, for receives to repost in one
+ * chain, and for the requests of a queue's send chain.
  */
 public final class RequestFifo {
     private RdmaRequest head;
@@ -25,6 +25,17 @@ public final class RequestFifo {
         }
         tail = r;
         size++;
+    }
+
+    /**
+     * Empties the FIFO and returns its first request: the requests stay linked, in order, through {@code next} (the
+     * last one's is null) until one of them is added to a FIFO again.
+     */
+    public RdmaRequest takeAll() {
+        RdmaRequest r = head;
+        head = tail = null;
+        size = 0;
+        return r;
     }
 
     public RdmaRequest poll() {

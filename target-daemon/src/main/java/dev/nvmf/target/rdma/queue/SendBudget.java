@@ -34,16 +34,27 @@ public final class SendBudget {
 
     public boolean fitsRead() { return readAvailable >= 1 && available >= 1; }
 
+    /**
+     * How many of {@code wanted} READs may be posted now: each takes a READ credit and an SQ slot. A request with
+     * more descriptors than this posts its READs in parts (SPDK rdma.c, {@code request_prepare_transfer_in_part}).
+     */
+    public int readsFitting(int wanted) {
+        return Math.min(wanted, Math.min(readAvailable, available));
+    }
+
     public void reserve(int slots) {
         if (slots > available) throw new IllegalStateException("send budget overdrawn: " + slots + " > " + available);
         available -= slots;
     }
 
     /** One READ: one READ credit and one SQ slot. */
-    public void reserveRead() {
-        if (readAvailable < 1 || available < 1) throw new IllegalStateException("READ budget overdrawn");
-        readAvailable--;
-        available--;
+    public void reserveRead() { reserveReads(1); }
+
+    /** {@code n} READs (a chain): {@code n} READ credits and {@code n} SQ slots. */
+    public void reserveReads(int n) {
+        if (n < 1 || readAvailable < n || available < n) throw new IllegalStateException("READ budget overdrawn: " + n);
+        readAvailable -= n;
+        available -= n;
     }
 
     public void release(int slots) {
@@ -51,9 +62,12 @@ public final class SendBudget {
         if (available > capacity) throw new IllegalStateException("send budget over-released: " + available);
     }
 
-    public void releaseRead() {
-        readAvailable++;
-        available++;
+    public void releaseRead() { releaseReads(1); }
+
+    /** The credits and slots of a chain of {@code n} READs, given back when its signaled READ completes. */
+    public void releaseReads(int n) {
+        readAvailable += n;
+        available += n;
         if (readAvailable > readCapacity || available > capacity) {
             throw new IllegalStateException("READ budget over-released");
         }

@@ -11,10 +11,20 @@ public final class WrId {
     public static final int RECV = 1;
     /** The response SEND (or SEND_WITH_INV) that ends a response chain; always signaled. */
     public static final int SEND = 2;
-    /** An RDMA READ of a write command's host data; signaled. */
+    /** The last RDMA READ of a chain that fetches a write command's host data; signaled. */
     public static final int READ = 3;
     /** An RDMA WRITE of a read command's data; unsignaled, so it completes only in error or flushed. */
     public static final int WRITE = 4;
+    /**
+     * An RDMA READ before the last of its chain (one per SGL descriptor); unsignaled, so it completes only in error
+     * or flushed. Its own kind tells the poller that the chain's signaled READ is still to come.
+     */
+    public static final int READ_UNSIGNALED = 5;
+    /**
+     * A receive posted to the poller's shared receive queue: its index is the buffer's in {@link SharedReceives}, its
+     * slot is 0 (any QP on the SRQ may consume it; the completion's qp_num names the queue).
+     */
+    public static final int SHARED_RECV = 6;
 
     /** Contexts of one queue are numbered below this (24 bits). */
     public static final int MAX_CONTEXTS = 1 << 24;

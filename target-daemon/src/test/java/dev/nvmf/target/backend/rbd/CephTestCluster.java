@@ -69,18 +69,54 @@ public final class CephTestCluster implements BeforeAllCallback {
 
     @Override
     public void beforeAll(ExtensionContext context) {
-        Holder holder = context.getRoot().getStore(NAMESPACE).getOrComputeIfAbsent(Holder.class, k -> Holder.start(),
-                Holder.class);
-        if (holder.failure != null) {
-            if ("true".equals(System.getenv("CI"))) {
-                throw new AssertionError("CI=true and the Ceph test cluster is unavailable: " + holder.failure);
-            }
-            Assumptions.abort("the Ceph test cluster is unavailable: " + holder.failure);
-        }
-        current = holder.cluster;
+        Holder holder = context.getRoot().getStore(NAMESPACE).getOrComputeIfAbsent(Holder.class,
+                k -> Holder.start(Path.of(System.getProperty("java.io.tmpdir"),
+                        "nvmf-ceph-" + ProcessHandle.current().pid())), Holder.class);
+        current = holder.startedOrSkip();
     }
 
-    /** Started once per JVM; JUnit closes it with the root context. */
+    /**
+     * A cluster of its own, for a test that harms it (freezes its only OSD): built now in a folder of its own,
+     * removed by {@link Own#close()}, so that no other test ever runs against a cluster recovering from that harm.
+     * Costs a second start (about the same as the shared one's). Skipped or failed like the shared cluster when it
+     * cannot start.
+     */
+    public static Own startOwn(String tag) {
+        Holder holder = Holder.start(Path.of(System.getProperty("java.io.tmpdir"),
+                "nvmf-ceph-" + ProcessHandle.current().pid() + "-" + tag));
+        try {
+            return new Own(holder, holder.startedOrSkip());
+        } catch (RuntimeException | Error e) {
+            holder.close();
+            throw e;
+        }
+    }
+
+    /** A cluster started by {@link #startOwn}: {@link #close()} kills it and deletes its folder. */
+    public static final class Own implements AutoCloseable {
+        private final Holder holder;
+        private final Cluster cluster;
+        private final java.util.concurrent.atomic.AtomicBoolean closed = new java.util.concurrent.atomic.AtomicBoolean();
+
+        private Own(Holder holder, Cluster cluster) {
+            this.holder = holder;
+            this.cluster = cluster;
+        }
+
+        public Cluster cluster() {
+            return cluster;
+        }
+
+        /** Stops the cluster (once; later calls do nothing). */
+        @Override
+        public void close() {
+            if (closed.compareAndSet(false, true)) {
+                holder.close();
+            }
+        }
+    }
+
+    /** Started once per JVM (or once per {@link #startOwn}); JUnit closes the shared one with the root context. */
     private static final class Holder implements ExtensionContext.Store.CloseableResource {
         final Cluster cluster;
         final String failure;
@@ -94,13 +130,23 @@ public final class CephTestCluster implements BeforeAllCallback {
             this.dir = dir;
         }
 
-        static Holder start() {
+        /** The cluster, or (no cluster) the test is skipped, or fails with {@code CI=true}. */
+        Cluster startedOrSkip() {
+            if (failure != null) {
+                if ("true".equals(System.getenv("CI"))) {
+                    throw new AssertionError("CI=true and the Ceph test cluster is unavailable: " + failure);
+                }
+                Assumptions.abort("the Ceph test cluster is unavailable: " + failure);
+            }
+            return cluster;
+        }
+
+        static Holder start(Path dir) {
             Path script = findScript();
             if (script == null) {
                 return new Holder(null, "scripts/ceph-test-cluster.sh not found above " + Path.of("").toAbsolutePath(),
                         null, null);
             }
-            Path dir = Path.of(System.getProperty("java.io.tmpdir"), "nvmf-ceph-" + ProcessHandle.current().pid());
             long t0 = System.nanoTime();
             Result r = run(script, "start", dir, 240);
             long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);

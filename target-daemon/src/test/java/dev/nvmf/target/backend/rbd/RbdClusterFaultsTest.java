@@ -6,7 +6,10 @@ import dev.nvmf.target.backend.BlockBackends;
 import dev.nvmf.verbs.Errno;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
@@ -19,6 +22,8 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 
@@ -36,18 +41,22 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 @ExtendWith(CephTestCluster.class)
 @Timeout(value = 300, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class RbdClusterFaultsTest {
     private static final long MiB = 1 << 20;
     private static final Duration SHORT = Duration.ofSeconds(3);
 
     private static TestImages images;
     private static String image;
+    /** The frozen-OSD test's own cluster, starting while the other tests run (it runs last). */
+    private static CompletableFuture<CephTestCluster.Own> frozenOsdCluster;
 
     @TempDir
     Path dir;
 
     @BeforeAll
     static void createImage() throws Exception {
+        frozenOsdCluster = CompletableFuture.supplyAsync(() -> CephTestCluster.startOwn("frozen-osd"));
         images = new TestImages(CephTestCluster.cluster());
         image = images.create("faults", 16 * MiB);
     }
@@ -56,6 +65,13 @@ class RbdClusterFaultsTest {
     static void removeImages() {
         if (images != null) {
             images.close();
+        }
+        if (frozenOsdCluster != null) {
+            try {
+                frozenOsdCluster.join().close(); // already closed where the test ran: the stop finds nothing
+            } catch (CompletionException e) {
+                // It did not start: nothing to stop (the test reported why).
+            }
         }
     }
 
@@ -138,37 +154,69 @@ class RbdClusterFaultsTest {
         assertTrue(keyring.getMessage().contains(noKeyring.toString()), keyring.getMessage());
     }
 
+    /**
+     * The OSD frozen with SIGSTOP: the connection stays up and nothing answers, as with a hung or partitioned OSD.
+     * On a cluster of its own: with one OSD, nothing marks the frozen OSD down, and after the thaw Ceph 16 was seen,
+     * on a loaded host, to leave new sessions without an answer for over 100 s (the idle admin client's rbd_create
+     * and new clients' rbd_open timed out after 25 s each, while this test's own handle had resumed), so later tests
+     * sharing the cluster failed with ETIMEDOUT. No other test meets that cluster, whatever the order.
+     */
     @Test
-    void anOsdThatStopsAnsweringGivesTimeoutsNotHangsAndIoResumesAfter() throws Exception {
-        RbdSpec spec = cluster().spec(image).withTimeouts(SHORT, SHORT, SHORT);
-        long osd = cluster().osdPid();
-        try (RbdBackend b = RbdBackend.open(spec, false, 8); Arena arena = Arena.ofShared()) {
-            MemorySegment buf = arena.allocate(64 * 1024, 4096);
-            buf.fill((byte) 0x5a);
-            // Take the exclusive lock while the OSD answers: what is measured below is the I/O, not the lock.
-            assertEquals(0, await(o -> b.write(0, buf, 4096, true, null, o)));
-            signal("STOP", osd);
-            try {
+    @Order(Integer.MAX_VALUE)
+    void anOsdThatStopsAnsweringGivesTimeoutsNotHangsAndIoResumesAfter() throws Throwable {
+        CephTestCluster.Own started;
+        try {
+            started = frozenOsdCluster.join();
+        } catch (CompletionException e) {
+            throw e.getCause(); // the cluster's skip (no packages) or failure, as the test's own
+        }
+        try (CephTestCluster.Own own = started;
+             TestImages ownImages = new TestImages(own.cluster())) {
+            String name = ownImages.create("frozen", 16 * MiB);
+            RbdSpec spec = own.cluster().spec(name).withTimeouts(SHORT, SHORT, SHORT);
+            long osd = own.cluster().osdPid();
+            try (RbdBackend b = RbdBackend.open(spec, false, 8); Arena arena = Arena.ofShared()) {
+                MemorySegment buf = arena.allocate(64 * 1024, 4096);
+                MemorySegment pattern = arena.allocate(4096, 4096);
+                pattern.fill((byte) 0x5a);
+                buf.copyFrom(pattern);
+                // Take the exclusive lock while the OSD answers: what is measured below is the I/O, not the lock.
+                assertEquals(0, await(o -> b.write(0, buf, 4096, true, null, o)));
+                freeze(osd);
+                try {
+                    long t0 = System.nanoTime();
+                    int read = await(o -> b.read(0, buf, 65536, null, o)); // an object that exists: no object-map shortcut
+                    int fua = await(o -> b.write(8 * MiB, pattern, 4096, true, null, o));
+                    long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
+                    System.out.println("frozen OSD: read " + Errno.name(read) + ", FUA write " + Errno.name(fua)
+                            + " after " + millis + " ms");
+                    assertEquals(-Errno.ETIMEDOUT, read, "read from a frozen OSD: " + Errno.name(read));
+                    assertEquals(-Errno.ETIMEDOUT, fua, "FUA write to a frozen OSD: " + Errno.name(fua));
+                } finally {
+                    thaw(osd);
+                }
+                // Back: the same handle serves again (the first attempts may still meet the OSD catching up).
                 long t0 = System.nanoTime();
-                int read = await(o -> b.read(0, buf, 65536, null, o)); // an object that exists: no object-map shortcut
-                int fua = await(o -> b.write(8 * MiB, buf, 4096, true, null, o));
-                long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
-                System.out.println("frozen OSD: read " + Errno.name(read) + ", FUA write " + Errno.name(fua)
-                        + " after " + millis + " ms");
-                assertEquals(-Errno.ETIMEDOUT, read, "read from a frozen OSD: " + Errno.name(read));
-                assertEquals(-Errno.ETIMEDOUT, fua, "FUA write to a frozen OSD: " + Errno.name(fua));
-            } finally {
-                signal("CONT", osd);
+                long deadline = t0 + TimeUnit.SECONDS.toNanos(120);
+                int result;
+                int tries = 0;
+                do {
+                    result = await(o -> b.write(8 * MiB, pattern, 4096, true, null, o));
+                    tries++;
+                } while (result != 0 && System.nanoTime() < deadline);
+                System.out.println("thawed OSD: FUA write " + Errno.name(result) + " after " + tries + " tries, "
+                        + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0) + " ms");
+                assertEquals(0, result, "I/O after the OSD answers again: " + Errno.name(result) + "\n"
+                        + osdDiagnostics(own.cluster()));
+                // What was acknowledged before the freeze and what was written after it read back intact.
+                buf.fill((byte) 0);
+                assertEquals(0, await(o -> b.read(0, buf, 4096, null, o)));
+                assertEquals(-1, buf.asSlice(0, 4096).mismatch(pattern), "the block written before the freeze");
+                buf.fill((byte) 0);
+                assertEquals(0, await(o -> b.read(8 * MiB, buf, 4096, null, o)));
+                assertEquals(-1, buf.asSlice(0, 4096).mismatch(pattern), "the block written after the thaw");
+                assertEquals(0, b.upcallFailures());
             }
-            // Back: the same handle serves again (the first attempts may still meet the OSD catching up).
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-            int result;
-            do {
-                result = await(o -> b.write(8 * MiB, buf, 4096, true, null, o));
-            } while (result != 0 && System.nanoTime() < deadline);
-            assertEquals(0, result, "I/O after the OSD answers again: " + Errno.name(result));
-            assertEquals(0, await(o -> b.read(8 * MiB, buf, 4096, null, o)));
-            assertEquals(0, b.upcallFailures());
         }
     }
 
@@ -243,6 +291,70 @@ class RbdClusterFaultsTest {
     private static void signal(String signal, long pid) throws Exception {
         Process p = new ProcessBuilder("kill", "-" + signal, Long.toString(pid)).inheritIO().start();
         assertTrue(p.waitFor(10, TimeUnit.SECONDS) && p.exitValue() == 0, "kill -" + signal + " " + pid);
+    }
+
+    /**
+     * SIGSTOP, then wait until every thread of the process is stopped: kill(2) returns before the group stop is
+     * done (signal(7)), and a thread still running answered a read 200 ms "into" the freeze on this machine.
+     */
+    private static void freeze(long pid) throws Exception {
+        signal("STOP", pid);
+        awaitThreads(pid, true);
+    }
+
+    /** SIGCONT, then wait until no thread of the process is stopped any more. */
+    private static void thaw(long pid) throws Exception {
+        signal("CONT", pid);
+        awaitThreads(pid, false);
+    }
+
+    private static void awaitThreads(long pid, boolean stopped) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        String states;
+        do {
+            states = threadStates(pid);
+            boolean all = !states.isEmpty() && states.chars().allMatch(c -> c == 'T');
+            boolean none = states.chars().noneMatch(c -> c == 'T');
+            if (stopped ? all : none) {
+                return;
+            }
+            Thread.sleep(5);
+        } while (System.nanoTime() < deadline);
+        throw new AssertionError("threads of " + pid + " not " + (stopped ? "all" : "no longer") + " stopped within"
+                + " 30 s: states " + states);
+    }
+
+    /** One state letter per thread (proc(5), /proc/PID/task/TID/stat, the field after the command name). */
+    private static String threadStates(long pid) throws IOException {
+        StringBuilder states = new StringBuilder();
+        try (var tasks = Files.list(Path.of("/proc/" + pid + "/task"))) {
+            for (Path task : (Iterable<Path>) tasks::iterator) {
+                try {
+                    String stat = Files.readString(task.resolve("stat"));
+                    states.append(stat.charAt(stat.lastIndexOf(')') + 2));
+                } catch (java.nio.file.NoSuchFileException e) {
+                    // The thread ended meanwhile.
+                }
+            }
+        }
+        return states.toString();
+    }
+
+    /** What the OSD says it is doing (its admin socket), for a failure message. */
+    private static String osdDiagnostics(CephTestCluster.Cluster c) {
+        StringBuilder out = new StringBuilder();
+        for (String command : new String[]{"status", "dump_ops_in_flight", "dump_blocked_ops"}) {
+            try {
+                Process p = new ProcessBuilder("timeout", "20", "ceph", "--admin-daemon",
+                        c.dir().resolve("run/osd.0.asok").toString(), command).redirectErrorStream(true).start();
+                String text = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+                p.waitFor(30, TimeUnit.SECONDS);
+                out.append("osd.0 ").append(command).append(":\n").append(text).append('\n');
+            } catch (IOException | InterruptedException e) {
+                out.append("osd.0 ").append(command).append(": ").append(e).append('\n');
+            }
+        }
+        return out.toString();
     }
 
     private static String genKey() throws Exception {

@@ -26,6 +26,25 @@ class SendBudgetTest {
     }
 
     @Test
+    void aChainOfReadsTakesOneCreditAndOneSlotPerRead() {
+        SendBudget b = new SendBudget(6, 4);
+        assertEquals(4, b.readsFitting(16), "READ depth bounds a part");
+        b.reserve(3); // a response chain
+        assertEquals(3, b.readsFitting(16), "so do the send slots left");
+        assertEquals(2, b.readsFitting(2));
+        b.reserveReads(3);
+        assertEquals(0, b.available());
+        assertEquals(1, b.readAvailable());
+        assertEquals(0, b.readsFitting(5));
+        assertFalse(b.fitsRead());
+        assertThrows(IllegalStateException.class, () -> b.reserveReads(1));
+        b.releaseReads(3);
+        b.release(3);
+        assertTrue(b.idle());
+        assertThrows(IllegalStateException.class, () -> b.releaseReads(1));
+    }
+
+    @Test
     void fifoKeepsArrivalOrder() {
         RequestFifo f = new RequestFifo();
         java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofAuto();

@@ -1,12 +1,18 @@
 package dev.nvmf.target.rdma.support;
 
+import dev.nvmf.target.nvme.FabricsCommand;
+import dev.nvmf.target.nvme.Le;
+import dev.nvmf.target.nvme.Opcodes;
 import dev.nvmf.target.nvme.SglDescriptor;
 import dev.nvmf.target.nvme.SubmissionQueueEntry;
 import dev.nvmf.target.rdma.cm.ConnectRequestData;
+import dev.nvmf.verbs.Access;
 import dev.nvmf.verbs.initiator.ScriptedInitiator;
 
 import java.lang.foreign.MemorySegment;
 import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
 
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 
@@ -59,6 +65,44 @@ public final class Capsules {
     /** SGL1 of {@code capsule}: in-capsule data at {@code offset}, {@code length} bytes. */
     public static void inCapsule(MemorySegment capsule, long offset, int length) {
         sgl1(capsule).inCapsule(offset, length);
+    }
+
+    /**
+     * SGL1 of {@code capsule}: a Last Segment descriptor for a list of {@code count} descriptors at {@code offset}
+     * in the in-capsule data (write them with {@link #listEntry}), as SPDK's host sends a scattered buffer. Send
+     * the capsule with at least {@code offset + 16 * count} bytes of in-capsule data.
+     */
+    public static void lastSegment(MemorySegment capsule, long offset, int count) {
+        sgl1(capsule).lastSegment(offset, count * SglDescriptor.SIZE);
+    }
+
+    /** Entry {@code i} of a list at {@code offset} in the in-capsule data of {@code capsule}, to write. */
+    public static SglDescriptor listEntry(MemorySegment capsule, long offset, int i) {
+        return new SglDescriptor().wrap(capsule, SubmissionQueueEntry.SIZE + offset + (long) i * SglDescriptor.SIZE);
+    }
+
+    /**
+     * Sends a Fabrics Connect of queue {@code qid} with {@code depth} entries (CID 1), its Connect data by keyed SGL
+     * as the Linux host sends it (the host ID is the first 16 bytes of {@code hostNqn}); 0 or an errno. The caller
+     * polls the response: CQE DW0 is the controller id.
+     */
+    public static int sendConnect(ScriptedInitiator host, int qid, int depth, int cntlid, String subNqn,
+                                  String hostNqn) {
+        ScriptedInitiator.HostBuffer d = host.exposeBuffer(FabricsCommand.CONNECT_DATA_SIZE,
+                Access.LOCAL_WRITE | Access.REMOTE_READ, ScriptedInitiator.HostKey.REGION);
+        MemorySegment m = d.memory();
+        MemorySegment.copy(MemorySegment.ofArray(Arrays.copyOf(hostNqn.getBytes(StandardCharsets.UTF_8), 16)), 0, m,
+                FabricsCommand.DATA_HOSTID, 16);
+        Le.u16(m, FabricsCommand.DATA_CNTLID, cntlid);
+        Le.utf8NulPadded(m, FabricsCommand.DATA_SUBNQN, FabricsCommand.NQN_FIELD_LENGTH, subNqn);
+        Le.utf8NulPadded(m, FabricsCommand.DATA_HOSTNQN, FabricsCommand.NQN_FIELD_LENGTH, hostNqn);
+        MemorySegment c = command(Opcodes.FABRICS, 1, 0);
+        new SubmissionQueueEntry().wrap(c).nsid(0);
+        Le.u8(c, FabricsCommand.FCTYPE, Opcodes.FCTYPE_CONNECT);
+        Le.u16(c, FabricsCommand.CONNECT_QID, qid);
+        Le.u16(c, FabricsCommand.CONNECT_SQSIZE, depth - 1);
+        keyed(c, d.address(), FabricsCommand.CONNECT_DATA_SIZE, d.rkey(), false);
+        return send(host, c, 0);
     }
 
     /** Sends the SQE of {@code capsule} and {@code inCapsuleBytes} bytes after it in one SEND; 0 or an errno. */

@@ -27,6 +27,12 @@ public final class FakeCore implements QueueAcceptor {
     public static final int OP_WRITE = 0x01;
     public static final int OP_READ = 0x02;
     public static final int OP_HELD = 0x0C;
+    /** begin() throws (a core bug): the transport must contain it to the queue. */
+    public static final int OP_THROW_IN_BEGIN = 0x7D;
+    /** execute() throws. */
+    public static final int OP_THROW_IN_EXECUTE = 0x7E;
+    /** execute() throws a StackOverflowError: an Error ends the poller thread. */
+    public static final int OP_ERROR_IN_EXECUTE = 0x7C;
     /** Generic status "Commands Aborted due to SQ Deletion". */
     public static final int SC_ABORTED_SQ_DELETION = 0x08;
 
@@ -34,6 +40,8 @@ public final class FakeCore implements QueueAcceptor {
     public final List<Queue> queues = new ArrayList<>();
     public volatile boolean deferred;
     public volatile boolean refuse;
+    /** Runs when the transport closes a queue of the core (what a test checks the moment the controller closes). */
+    public volatile Runnable onClose = () -> { };
     private final ArrayDeque<Runnable> deferredWork = new ArrayDeque<>();
 
     @Override
@@ -99,6 +107,7 @@ public final class FakeCore implements QueueAcceptor {
                 return false;
             }
             int op = r.command().get(JAVA_BYTE, 0) & 0xFF;
+            if (op == OP_THROW_IN_BEGIN) throw new IllegalStateException("test: the core failed in begin()");
             r.dataDirection(switch (op) {
                 case OP_WRITE -> NvmeRequest.DIRECTION_HOST_TO_CONTROLLER;
                 case OP_READ -> NvmeRequest.DIRECTION_CONTROLLER_TO_HOST;
@@ -111,6 +120,8 @@ public final class FakeCore implements QueueAcceptor {
         public void execute(NvmeRequest r) {
             executed++;
             int op = r.command().get(JAVA_BYTE, 0) & 0xFF;
+            if (op == OP_THROW_IN_EXECUTE) throw new IllegalStateException("test: the core failed in execute()");
+            if (op == OP_ERROR_IN_EXECUTE) throw new StackOverflowError("test: an Error in the core");
             long offset = r.command().get(JAVA_LONG_UNALIGNED, 40);
             switch (op) {
                 case OP_WRITE -> MemorySegment.copy(r.data(), 0, disk, offset, r.dataLength());
@@ -163,6 +174,7 @@ public final class FakeCore implements QueueAcceptor {
 
         @Override
         public void close() {
+            onClose.run();
             closed = true;
         }
 

@@ -1,4 +1,4 @@
-package dev.nvmf.tests.verbs;
+package dev.nvmf.verbs.selftest;
 
 import dev.nvmf.verbs.Access;
 import dev.nvmf.verbs.CmEvent;
@@ -9,6 +9,7 @@ import dev.nvmf.verbs.CompletionChannel;
 import dev.nvmf.verbs.CompletionQueue;
 import dev.nvmf.verbs.ConnectionParameters;
 import dev.nvmf.verbs.Device;
+import dev.nvmf.verbs.DeviceAttributes;
 import dev.nvmf.verbs.DeviceInfo;
 import dev.nvmf.verbs.MemoryRegion;
 import dev.nvmf.verbs.MemoryWindow;
@@ -25,6 +26,7 @@ import dev.nvmf.verbs.SendWorkRequest;
 import dev.nvmf.verbs.WcOpcode;
 import dev.nvmf.verbs.WcStatus;
 import dev.nvmf.verbs.WorkCompletion;
+import dev.nvmf.verbs.VerbsException;
 import dev.nvmf.verbs.WrOpcode;
 
 import java.io.PrintStream;
@@ -88,11 +90,18 @@ public final class VerbsScenario {
     private static final long LOCAL_AREA = 32 * 1024;     // local source / sink of RDMA operations (16 KiB)
     private static final int INV_REGION_SIZE = 4096;      // separately registered, exposed through a memory window
     private static final int RESOLVE_TIMEOUT_MS = 2000;
+    /** Inline data the client's QP asks for, to learn what the device grants (max_inline_data). */
+    private static final int PROBE_INLINE = 64;
     /**
      * wc_flags bit rxe sets on a receive that invalidated a key: the kernel's IB_WC_WITH_INVALIDATE, copied into the
      * user-mapped CQE unchanged (user space's IBV_WC_WITH_INV is 1 << 3; 1 << 2 is IBV_WC_IP_CSUM_OK there).
      */
     private static final int RXE_KERNEL_WITH_INVALIDATE = 1 << 2;
+
+    /** How an entry of {@link Result#lacking()} starts when the device has no type-2 memory windows. */
+    public static final String FEATURE_MEMORY_WINDOWS = "type-2 memory windows";
+    /** How an entry of {@link Result#lacking()} starts when the device cannot send SEND_WITH_INV. */
+    public static final String FEATURE_REMOTE_INVALIDATION = "remote invalidation";
 
     private static final long MAGIC_CLIENT = 0x314e43534d564e4eL; // "NNVMSCN1" little endian
     private static final long MAGIC_SERVER = 0x324e43534d564e4eL;
@@ -107,27 +116,59 @@ public final class VerbsScenario {
      */
     public record Config(InetSocketAddress serverBind, InetSocketAddress clientSource,
                          InetSocketAddress serverDestination, long stepTimeoutMillis, PrintStream out,
-                         Set<String> skip) {
+                         Set<String> skip, boolean optionalFeatures) {
         public Config {
             if (out == null) out = System.out;
             if (serverDestination == null) serverDestination = serverBind;
             skip = skip == null ? Set.of() : Set.copyOf(skip);
         }
 
+        public Config(InetSocketAddress serverBind, InetSocketAddress clientSource,
+                      InetSocketAddress serverDestination, long stepTimeoutMillis, PrintStream out, Set<String> skip) {
+            this(serverBind, clientSource, serverDestination, stepTimeoutMillis, out, skip, false);
+        }
+
         public Config(InetSocketAddress serverBind, InetSocketAddress clientSource, long stepTimeoutMillis) {
             this(serverBind, clientSource, serverBind, stepTimeoutMillis, System.out, Set.of());
         }
+
+        /**
+         * The selftest's run: both CM ids on one device and address ({@code address:port} listens, the client
+         * connects from {@code address}, through the device's loopback), with what the target can do without
+         * (type-2 memory windows, remote invalidation) reported as lacking instead of failing the run.
+         */
+        public static Config loopback(InetSocketAddress address, long stepTimeoutMillis, PrintStream out) {
+            return new Config(address, new InetSocketAddress(address.getAddress(), 0), address, stepTimeoutMillis,
+                    out, Set.of(), true);
+        }
+
+        /** Both ends on one address: one device, its loopback. */
+        public boolean loopback() {
+            return clientSource != null && clientSource.getAddress().equals(serverBind.getAddress());
+        }
     }
 
-    /** The outcome: passed, or the first step that failed and why; plus one line per step run. */
+    /**
+     * The outcome: passed, or the first step that failed and why; plus one line per step run, the device's
+     * capabilities as the run found them, and (with {@link Config#optionalFeatures}) what the device lacks, each
+     * with the steps it kept from running.
+     */
     public record Result(boolean passed, String failedStep, String reason, List<String> lines,
-                         List<String> skipped) {
+                         List<String> skipped, List<String> capabilities, List<String> lacking) {
         /** Every step ran and passed. A run with skipped steps is never a PASS. */
         public boolean complete() { return passed && skipped.isEmpty(); }
 
+        /** Whether the device lacked {@code feature} ({@link #FEATURE_MEMORY_WINDOWS}, ...). */
+        public boolean lacks(String feature) {
+            return lacking.stream().anyMatch(l -> l.startsWith(feature));
+        }
+
         public String summary() {
             if (!passed) return "VERBS-SCENARIO: FAIL " + failedStep + ": " + reason;
-            return skipped.isEmpty() ? "VERBS-SCENARIO: PASS" : "VERBS-SCENARIO: INCOMPLETE skipped " + skipped;
+            if (!skipped.isEmpty()) return "VERBS-SCENARIO: INCOMPLETE skipped " + skipped;
+            return lacking.isEmpty() ? "VERBS-SCENARIO: PASS"
+                    : "VERBS-SCENARIO: PASS (" + lacking.size() + " optional feature" + (lacking.size() == 1 ? "" : "s")
+                    + " lacking)";
         }
     }
 
@@ -162,8 +203,12 @@ public final class VerbsScenario {
         CompletionQueue cq;
         MemoryRegion mr;
         MemoryRegion invRegion;
-        /** Type-2 window over invRegion: its rkey is what the peer invalidates. */
+        /** Type-2 window over invRegion: its rkey is what the peer invalidates. Null if the device has none. */
         MemoryWindow invWindow;
+        /** Why the device gave no window (optional features only), or null. */
+        String windowRefusal;
+        /** Why the device refused the QP with inline data (it was created without), or null. */
+        String inlineRefusal;
         QueuePair qp;
         /** Completions polled while waiting for a particular one, handed out first by awaitCompletions. */
         final ArrayDeque<Wc> pending = new ArrayDeque<>();
@@ -184,17 +229,34 @@ public final class VerbsScenario {
             for (int i = 0; i < sends.length; i++) sends[i] = SendWorkRequest.allocate(arena);
         }
 
-        void create(Device device, CmId id) {
+        /**
+         * @param windowOptional a device without type-2 windows ({@code ibv_alloc_mw}: EOPNOTSUPP) leaves
+         *                       {@link #invWindow} null and {@link #windowRefusal} says why, instead of failing
+         * @param inline         max_inline_data to ask for; a QP the device refuses with it is created without
+         */
+        void create(Device device, CmId id, boolean windowOptional, int inline) {
             this.device = device;
             pd = device.allocProtectionDomain();
             channel = device.createCompletionChannel();
             cq = device.createCompletionQueue(64, channel);
             mr = pd.register(slab, Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ);
-            invRegion = pd.register(invRegionMemory,
-                    Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ | Access.MW_BIND);
-            invWindow = pd.allocateMemoryWindow();
-            qp = id.createQueuePair(new QpInitAttributes(pd, cq, cq,
-                    new QpCapabilities(16, RECV_COUNT, 1, 1, 0), false));
+            try {
+                invWindow = pd.allocateMemoryWindow();
+            } catch (VerbsException e) {
+                if (!windowOptional) throw e;
+                windowRefusal = e.getMessage();
+            }
+            invRegion = pd.register(invRegionMemory, Access.LOCAL_WRITE | Access.REMOTE_WRITE | Access.REMOTE_READ
+                    | (invWindow != null ? Access.MW_BIND : 0));
+            try {
+                qp = id.createQueuePair(new QpInitAttributes(pd, cq, cq,
+                        new QpCapabilities(16, RECV_COUNT, 1, 1, inline), false));
+            } catch (VerbsException e) {
+                if (inline == 0) throw e;
+                inlineRefusal = e.getMessage();
+                qp = id.createQueuePair(new QpInitAttributes(pd, cq, cq,
+                        new QpCapabilities(16, RECV_COUNT, 1, 1, 0), false));
+            }
         }
 
         /** Posts every receive buffer, one chain, wr_id = base + slot. */
@@ -229,6 +291,8 @@ public final class VerbsScenario {
     private final Config config;
     private final List<String> lines = new ArrayList<>();
     private final List<String> skipped = new ArrayList<>();
+    private final List<String> capabilities = new ArrayList<>();
+    private final List<String> lacking = new ArrayList<>();
     private String currentStep = "init";
 
     private VerbsScenario(RdmaProvider provider, Config config) {
@@ -261,6 +325,27 @@ public final class VerbsScenario {
     }
 
     private StepFailure fail(String why) { return new StepFailure(currentStep, why); }
+
+    /**
+     * A feature the device lacks. With {@link Config#optionalFeatures} it is recorded, with the steps it keeps from
+     * running, and the run goes on; otherwise the step fails with {@code what}.
+     */
+    private void lacks(String what, String... steps) {
+        if (!config.optionalFeatures()) throw fail(what);
+        lacking.add(what + " (not run: " + String.join(", ", steps) + ")");
+        for (String s : steps) {
+            String line = "STEP " + s + ": SKIPPED (device lacks " + what + ")";
+            lines.add(line);
+            config.out().println(line);
+        }
+        config.out().flush();
+    }
+
+    private void capability(String line) {
+        capabilities.add(line);
+        config.out().println("DEVICE " + line);
+        config.out().flush();
+    }
 
     private void check(boolean condition, String why) {
         if (!condition) throw fail(why);
@@ -331,13 +416,14 @@ public final class VerbsScenario {
             ok("client on " + clientDevice.name() + " local " + clientId.localAddress() + ", attempt " + attempts);
 
             step("client-resources");
-            client.create(clientDevice, clientId);
+            client.create(clientDevice, clientId, config.optionalFeatures(), PROBE_INLINE);
             check(client.qp == clientId.queuePair(), "queuePair() is not the QP createQueuePair returned");
             int rc = client.postAllReceives(100);
             check(rc == 0, "post_recv returned errno " + rc);
             check(clientDevice.attributes().maxQpInitRdAtom() > 0, "device allows no RDMA READ as initiator");
             ok("qp " + client.qp.qpNum() + " caps " + client.qp.capabilities() + " lkey 0x"
                     + Integer.toHexString(client.mr.lkey()));
+            describe(clientDevice, client);
 
             step("connect");
             clientId.connect(new ConnectionParameters(CLIENT_PRIVATE, 4, 4, 0, 7, 7, false, 0));
@@ -354,12 +440,17 @@ public final class VerbsScenario {
             check(serverDevice != null, "connect request id has no device");
             check(listener.device() == null || listener.device() == serverDevice,
                     "listener and its connection on the same context gave different Device objects");
-            check(serverDevice != clientDevice, "server and client share one Device object but are different ends");
+            if (config.loopback()) {
+                check(serverDevice == clientDevice, "both ids are on one address but on different Device objects ("
+                        + serverDevice.name() + ", " + clientDevice.name() + ")");
+            } else {
+                check(serverDevice != clientDevice, "server and client share one Device object but are different ends");
+            }
             ok("server on " + serverDevice.name() + ", request from " + serverId.peerAddress() + ", "
                     + got.length + " bytes private data, initiator_depth " + initiatorDepth);
 
             step("accept");
-            server.create(serverDevice, serverId);
+            server.create(serverDevice, serverId, config.optionalFeatures(), 0);
             rc = server.postAllReceives(200);
             check(rc == 0, "server post_recv returned errno " + rc);
             serverId.accept(new ConnectionParameters(SERVER_PRIVATE, 4, 4, 0, 7, 7, false, 0));
@@ -372,6 +463,11 @@ public final class VerbsScenario {
             check(server.qp.state() == QpState.RTS, "server QP is " + server.qp.state() + ", not RTS");
             ok("ESTABLISHED both sides; client got " + back.length + " bytes private data");
 
+            boolean windows = client.invWindow != null;
+            if (!windows) {
+                lacks(FEATURE_MEMORY_WINDOWS + " (" + client.windowRefusal + "): no key a peer may invalidate",
+                        "bind-window", "send-with-inv", "invalidated-access");
+            } else {
             step("bind-window");
             // The client exposes invRegion through a type-2 window (the key a host lets the target invalidate, like
             // the Linux host's fast-registration keys). The bind runs on the client's send queue, ahead of the SEND
@@ -387,13 +483,14 @@ public final class VerbsScenario {
             check(expectedKey != client.invRegion.rkey(), "the window's key equals its region's");
             ok("window rkey 0x" + Integer.toHexString(allocatedKey) + " -> 0x" + Integer.toHexString(expectedKey)
                     + " over region rkey 0x" + Integer.toHexString(client.invRegion.rkey()));
+            }
 
             step("send");
             MemorySegment hello = client.slab.asSlice(SEND_AREA, MSG_SIZE);
             fillPattern(hello, 1);
             hello.set(JAVA_LONG_UNALIGNED, 0, MAGIC_CLIENT);
             hello.set(JAVA_LONG_UNALIGNED, 8, client.invRegion.address());
-            hello.set(JAVA_INT_UNALIGNED, 16, client.invWindow.rkey());
+            hello.set(JAVA_INT_UNALIGNED, 16, windows ? client.invWindow.rkey() : 0);
             client.sge[0].set(client.mr.address() + SEND_AREA, MSG_SIZE, client.mr.lkey());
             client.sends[0].wrId(1).next(null).sgList(client.sge[0], 1).opcode(WrOpcode.SEND)
                     .sendFlags(SendFlags.SIGNALED);
@@ -496,10 +593,16 @@ public final class VerbsScenario {
             ok("5 WRITEs, 1 completion (wr_id 14), all 5 KiB landed");
 
             int clientFlushFrom = 102;
-            if (!skipping("send-with-inv")) {
+            boolean remoteInvalidation = serverDevice.attributes().memoryManagementExtensions();
+            if (windows && !remoteInvalidation) {
+                step("send-with-inv");
+                lacks(FEATURE_REMOTE_INVALIDATION + " (IBV_DEVICE_MEM_MGT_EXTENSIONS): the target answers with a plain"
+                        + " SEND and hosts invalidate their keys themselves", "send-with-inv", "invalidated-access");
+            }
+            if (!windows || !remoteInvalidation) {
+                clientFlushFrom = 101;
+            } else if (!skipping("send-with-inv")) {
             step("send-with-inv");
-            check(serverDevice.attributes().memoryManagementExtensions(),
-                    "device " + serverDevice.name() + " lacks IBV_DEVICE_MEM_MGT_EXTENSIONS");
             check(invRkey == client.invWindow.rkey(), "advertised rkey was garbled");
             MemorySegment inv = server.slab.asSlice(SEND_AREA, 64);
             fillPattern(inv, 5);
@@ -582,11 +685,14 @@ public final class VerbsScenario {
             serverEvents = null;
             teardownDone = true;
             ok("QPs, ids, MRs, CQs, channels, PDs released");
-            return finish(new Result(true, null, null, List.copyOf(lines), List.copyOf(skipped)));
+            return finish(new Result(true, null, null, List.copyOf(lines), List.copyOf(skipped),
+                    List.copyOf(capabilities), List.copyOf(lacking)));
         } catch (StepFailure f) {
-            return finish(new Result(false, f.step, f.getMessage(), List.copyOf(lines), List.copyOf(skipped)));
+            return finish(new Result(false, f.step, f.getMessage(), List.copyOf(lines), List.copyOf(skipped),
+                    List.copyOf(capabilities), List.copyOf(lacking)));
         } catch (RuntimeException e) {
-            return finish(new Result(false, currentStep, e.toString(), List.copyOf(lines), List.copyOf(skipped)));
+            return finish(new Result(false, currentStep, e.toString(), List.copyOf(lines), List.copyOf(skipped),
+                    List.copyOf(capabilities), List.copyOf(lacking)));
         } finally {
             if (!teardownDone) {
                 closeQuietly(clientId);
@@ -598,6 +704,25 @@ public final class VerbsScenario {
                 closeQuietly(serverEvents);
             }
         }
+    }
+
+    /** The device's limits and capabilities as ibv_query_device and the client's QP report them. */
+    private void describe(Device device, Side side) {
+        DeviceAttributes a = device.attributes();
+        capability(device.name() + ": max_qp " + a.maxQp() + ", max_qp_wr " + a.maxQpWr() + ", max_sge " + a.maxSge()
+                + ", max_cq " + a.maxCq() + ", max_cqe " + a.maxCqe() + ", max_mr " + a.maxMr() + ", max_mr_size "
+                + Long.toUnsignedString(a.maxMrSize()));
+        capability("RDMA READ depth: max_qp_rd_atom (IRD, as responder) " + a.maxQpRdAtom()
+                + ", max_qp_init_rd_atom (ORD, as initiator) " + a.maxQpInitRdAtom());
+        capability(side.inlineRefusal == null
+                ? "max inline data: " + side.qp.capabilities().maxInlineData() + " bytes granted (asked "
+                        + PROBE_INLINE + ")"
+                : "max inline data: none (a QP asking " + PROBE_INLINE + " bytes was refused: " + side.inlineRefusal
+                        + ")");
+        capability("type-2 memory windows: " + (a.memoryWindowsType2() ? "reported" : "not reported")
+                + " in device_cap_flags; " + (side.invWindow != null ? "ibv_alloc_mw works" : side.windowRefusal));
+        capability("remote invalidation (IBV_DEVICE_MEM_MGT_EXTENSIONS, SEND_WITH_INV): "
+                + (a.memoryManagementExtensions() ? "yes" : "no"));
     }
 
     private Result finish(Result r) {

@@ -1,0 +1,83 @@
+package dev.nvmf.target.rdma.queue;
+
+import org.junit.jupiter.api.Test;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CyclicBarrier;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class CompletionInboxTest {
+    static final class N extends CompletionInbox.Node {
+        final int producer;
+        final int seq;
+
+        N(int producer, int seq) {
+            this.producer = producer;
+            this.seq = seq;
+        }
+    }
+
+    @Test
+    void fifoAndReusableOnOneThread() {
+        CompletionInbox in = new CompletionInbox();
+        assertTrue(in.isEmpty());
+        assertNull(in.poll());
+        N a = new N(0, 0);
+        N b = new N(0, 1);
+        in.offer(a);
+        assertFalse(in.isEmpty());
+        in.offer(b);
+        assertSame(a, in.poll());
+        in.offer(a); // taken off: it may come back (a request reused for its next command)
+        assertSame(b, in.poll());
+        assertSame(a, in.poll());
+        assertNull(in.poll());
+        assertTrue(in.isEmpty());
+    }
+
+    /** Four producers, each offering its nodes in order while one consumer polls: each arrives once, in its order. */
+    @Test
+    void everyNodeOfConcurrentProducersArrivesOnceInProducerOrder() throws Exception {
+        int producers = 4;
+        int perProducer = 200_000;
+        CompletionInbox in = new CompletionInbox();
+        CyclicBarrier start = new CyclicBarrier(producers + 1);
+        List<Thread> threads = new ArrayList<>();
+        for (int p = 0; p < producers; p++) {
+            int id = p;
+            Thread t = new Thread(() -> {
+                try {
+                    start.await();
+                } catch (Exception e) {
+                    throw new IllegalStateException(e);
+                }
+                for (int i = 0; i < perProducer; i++) in.offer(new N(id, i));
+            });
+            t.start();
+            threads.add(t);
+        }
+        start.await();
+        int[] next = new int[producers];
+        int received = 0;
+        long deadline = System.nanoTime() + 60_000_000_000L;
+        while (received < producers * perProducer) {
+            N n = (N) in.poll();
+            if (n == null) {
+                assertTrue(System.nanoTime() < deadline, "only " + received + " arrived");
+                Thread.onSpinWait();
+                continue;
+            }
+            assertEquals(next[n.producer]++, n.seq, "producer " + n.producer + " in order, each once");
+            received++;
+        }
+        for (Thread t : threads) t.join();
+        assertNull(in.poll());
+        assertTrue(in.isEmpty());
+    }
+}
