@@ -198,6 +198,18 @@ lab_common_setup() {
   ip addr add $LAB_HOST_ADDR/24 dev vb
   ip link set va up
   ip link set vb up
+  # In-order delivery per flow, as a RoCE fabric gives it. Without RPS a veth hands each packet to the backlog of
+  # the CPU that sent it, so two packets of one QP sent from different CPUs (a user QP's doorbell runs rxe's
+  # requester on the poster's CPU, its completer kicks it from softirq on the other) can be received out of order:
+  # rxe then NAKs (sequence error), the sender retransmits after its ACK timeout, and on the host's side Debian 12's
+  # rxe re-runs fast-registration WRs on retransmission ("rxe_reg_fast_mr: mr->lkey = ... not free", the queue
+  # then stalls until the host's 30 s I/O timeout). RPS to CPU 0 (mask 1, as measured; single-threaded TCG runs
+  # both vCPUs on one host thread, so nothing is lost) puts every received packet on one backlog in the order it
+  # was sent (README, "Host I/O stalls"). LAB_RPS=0 leaves it off, to reproduce.
+  if [ "${LAB_RPS:-1}" != 0 ]; then
+    local q
+    for q in /sys/class/net/va/queues/rx-* /sys/class/net/vb/queues/rx-*; do echo 1 > "$q/rps_cpus"; done
+  fi
   rdma link add rxe0 type rxe netdev va
   rdma link add rxe1 type rxe netdev vb
   set +e
@@ -205,6 +217,13 @@ lab_common_setup() {
     30 "rxe0 and rxe1 ACTIVE" || return 1
   rdma link show
   ls /dev/infiniband
+}
+
+# rxe_counter DEV NAME: one of rxe's counters of DEV's port 1 (`rdma statistic`: completer_retry_err counts the
+# requester's retransmissions after an ACK timeout, out_of_seq_request the responder's PSN gaps), 0 when absent.
+rxe_counter() {
+  rdma statistic show link "$1/1" 2>/dev/null | tr ' ' '\n' | awk -v k="$2" 'p { print; f = 1; exit } $0 == k { p = 1 }
+    END { if (!f) print 0 }'
 }
 
 # --- the daemon (bin/nvmf-target) and its media -----------------------------------------------------------

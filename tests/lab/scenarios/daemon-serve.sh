@@ -11,7 +11,8 @@
 # Environment: NVMF_BUILD_DIR (the Maven output folder bin/nvmf-target looks in; default target). When that
 # build has no packaged jar, the same main class runs from LAB_CLASSPATH with the launcher's JVM options.
 # LAB_DAEMON_SRQ=true serves with transport.srq (a shared receive queue per poller on rxe0; default false).
-# Results: launcher, daemon_ready, notify_ready, discover_ok, connect_ok, verify_ok, metrics_write_bytes,
+# Results: launcher, daemon_ready, notify_ready, discover_ok, connect_ok, verify_ok, rxe_retransmits, rxe_out_of_seq,
+# veth_rps, metrics_write_bytes,
 # metrics_ok, reload_ok, notify_reloading, ns2_visible, verify_after_reload_ok, verify_ns2_ok,
 # sigterm_exit, notify_stopping, host_saw_loss, daemon_log_drained, leftover_qp, leftover_cm_id.
 . "$LAB_REPO/tests/lab/guest/lib.sh"
@@ -99,10 +100,16 @@ CTRL=$(nvme_ctrl_for "$NQN")
 lab_result connect_ok 1
 lab_result ns_dev "$DEV"
 
+# rxe's retransmissions and PSN gaps during the verify, both ends (reported: README, "Host I/O stalls").
+RETRY0=$(( $(rxe_counter rxe0 completer_retry_err) + $(rxe_counter rxe1 completer_retry_err) ))
+OOS0=$(( $(rxe_counter rxe0 out_of_seq_request) + $(rxe_counter rxe1 out_of_seq_request) ))
 fio_run fio-verify 240 --filename="$DEV" --ioengine=libaio --direct=1 --rw=randwrite --bs=4k --size=8M \
   --iodepth=16 --verify=crc32c --do_verify=1 --verify_fatal=1 --randrepeat=0 || lab_die "fio verify failed"
 [ "$FIO_ERROR" = 0 ] || lab_die "fio verify reported error $FIO_ERROR"
 lab_result verify_ok 1
+lab_result rxe_retransmits $(( $(rxe_counter rxe0 completer_retry_err) + $(rxe_counter rxe1 completer_retry_err) - RETRY0 ))
+lab_result rxe_out_of_seq $(( $(rxe_counter rxe0 out_of_seq_request) + $(rxe_counter rxe1 out_of_seq_request) - OOS0 ))
+lab_result veth_rps "$(cat /sys/class/net/va/queues/rx-0/rps_cpus)"
 
 curl -s "http://$METRICS/metrics" > "$LAB_LOGS/metrics-1.txt" || lab_die "metrics endpoint"
 WB=$(awk -v nqn="$NQN" '/^nvmf_io_bytes_total\{/ && $0 ~ "subsystem=\"" nqn "\"" && /opcode="write"/ && /nsid="1"/ { print $NF }' "$LAB_LOGS/metrics-1.txt")
