@@ -219,11 +219,12 @@ lab_common_setup() {
   ls /dev/infiniband
 }
 
-# rxe_counter DEV NAME: one of rxe's counters of DEV's port 1 (`rdma statistic`: completer_retry_err counts the
-# requester's retransmissions after an ACK timeout, out_of_seq_request the responder's PSN gaps), 0 when absent.
+# rxe_counter NAME: one of rxe's counters (`rdma statistic`), summed over port 1 of rxe0 and rxe1 (0 where absent):
+# completer_retry_err counts a requester's retransmissions after an ACK timeout, out_of_seq_request a responder's PSN
+# gaps.
 rxe_counter() {
-  rdma statistic show link "$1/1" 2>/dev/null | tr ' ' '\n' | awk -v k="$2" 'p { print; f = 1; exit } $0 == k { p = 1 }
-    END { if (!f) print 0 }'
+  { rdma statistic show link rxe0/1; rdma statistic show link rxe1/1; } 2>/dev/null | tr ' ' '\n' |
+    awk -v k="$1" 'p { s += $1; p = 0 } $0 == k { p = 1 } END { print s + 0 }'
 }
 
 # --- the daemon (bin/nvmf-target) and its media -----------------------------------------------------------

@@ -101,14 +101,14 @@ lab_result connect_ok 1
 lab_result ns_dev "$DEV"
 
 # rxe's retransmissions and PSN gaps during the verify, both ends (reported: README, "Host I/O stalls").
-RETRY0=$(( $(rxe_counter rxe0 completer_retry_err) + $(rxe_counter rxe1 completer_retry_err) ))
-OOS0=$(( $(rxe_counter rxe0 out_of_seq_request) + $(rxe_counter rxe1 out_of_seq_request) ))
+RETRY0=$(rxe_counter completer_retry_err)
+OOS0=$(rxe_counter out_of_seq_request)
 fio_run fio-verify 240 --filename="$DEV" --ioengine=libaio --direct=1 --rw=randwrite --bs=4k --size=8M \
   --iodepth=16 --verify=crc32c --do_verify=1 --verify_fatal=1 --randrepeat=0 || lab_die "fio verify failed"
 [ "$FIO_ERROR" = 0 ] || lab_die "fio verify reported error $FIO_ERROR"
 lab_result verify_ok 1
-lab_result rxe_retransmits $(( $(rxe_counter rxe0 completer_retry_err) + $(rxe_counter rxe1 completer_retry_err) - RETRY0 ))
-lab_result rxe_out_of_seq $(( $(rxe_counter rxe0 out_of_seq_request) + $(rxe_counter rxe1 out_of_seq_request) - OOS0 ))
+lab_result rxe_retransmits $(( $(rxe_counter completer_retry_err) - RETRY0 ))
+lab_result rxe_out_of_seq $(( $(rxe_counter out_of_seq_request) - OOS0 ))
 lab_result veth_rps "$(cat /sys/class/net/va/queues/rx-0/rps_cpus)"
 
 curl -s "http://$METRICS/metrics" > "$LAB_LOGS/metrics-1.txt" || lab_die "metrics endpoint"
