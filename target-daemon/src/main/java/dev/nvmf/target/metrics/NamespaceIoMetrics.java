@@ -1,11 +1,9 @@
 package dev.nvmf.target.metrics;
 
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Meter;
-import io.micrometer.core.instrument.Timer;
 
 /**
  * The meters of one (subsystem, namespace, opcode), resolved once when the namespace is set up and held by the
@@ -13,12 +11,12 @@ import io.micrometer.core.instrument.Timer;
  * NamespaceIoMetricsAllocationTest). Safe to call from any thread (pollers and backend threads).
  */
 public final class NamespaceIoMetrics {
-    private final Timer latency;
+    private final LatencyHistogram latency;
     private final Counter bytes;
     private final Counter errors;
     private final Counter backendErrors;
 
-    NamespaceIoMetrics(Timer latency, Counter bytes, Counter errors, Counter backendErrors) {
+    NamespaceIoMetrics(LatencyHistogram latency, Counter bytes, Counter errors, Counter backendErrors) {
         this.latency = latency;
         this.bytes = bytes;
         this.errors = errors;
@@ -27,7 +25,7 @@ public final class NamespaceIoMetrics {
 
     /** A command completed successfully: its latency (receive to completion) and the bytes it moved. */
     public void record(long latencyNanos, long byteCount) {
-        latency.record(latencyNanos, TimeUnit.NANOSECONDS);
+        latency.record(latencyNanos);
         if (byteCount > 0) {
             bytes.increment(byteCount);
         }
@@ -35,7 +33,7 @@ public final class NamespaceIoMetrics {
 
     /** A command completed with an error status (its latency still counts in the histogram). */
     public void recordError(long latencyNanos) {
-        latency.record(latencyNanos, TimeUnit.NANOSECONDS);
+        latency.record(latencyNanos);
         errors.increment();
     }
 
@@ -44,7 +42,8 @@ public final class NamespaceIoMetrics {
         backendErrors.increment();
     }
 
+    /** The Micrometer meters (the latency histogram is not one: {@link LatencyHistograms} removes it). */
     List<Meter> meters() {
-        return List.of(latency, bytes, errors, backendErrors);
+        return List.of(bytes, errors, backendErrors);
     }
 }

@@ -10,7 +10,6 @@ import java.util.concurrent.CopyOnWriteArrayList;
 
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Meter;
-import io.micrometer.core.instrument.Timer;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 
@@ -34,6 +33,8 @@ public final class TargetMetrics {
     };
 
     private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    /** {@code nvmf_io_latency_seconds}: not a Micrometer Timer, see {@link LatencyHistogram}. */
+    private final LatencyHistograms latencies = new LatencyHistograms();
     private final Map<ConnectFailure, Counter> connectFailures = new EnumMap<>(ConnectFailure.class);
     private final Map<ConnectionReject, Counter> connectionRejects = new EnumMap<>(ConnectionReject.class);
     private final Map<String, List<Meter>> namespaceMeters = new HashMap<>();
@@ -44,6 +45,7 @@ public final class TargetMetrics {
     private final Counter reloadsRefused;
 
     public TargetMetrics() {
+        registry.getPrometheusRegistry().register(latencies);
         for (ConnectFailure f : ConnectFailure.values()) {
             connectFailures.put(f, Counter.builder("nvmf.connect.failures").tag("reason", f.label())
                     .description("Fabrics Connect commands that failed, by reason").register(registry));
@@ -91,13 +93,7 @@ public final class TargetMetrics {
      */
     public synchronized NamespaceIoMetrics namespaceIo(String subsystemNqn, long nsid, IoOpcode opcode) {
         String ns = Long.toString(nsid);
-        Timer latency = Timer.builder("nvmf.io.latency")
-                .description("I/O command latency, capsule received to completion sent")
-                .tag("subsystem", subsystemNqn).tag("nsid", ns).tag("opcode", opcode.label())
-                .serviceLevelObjectives(LATENCY_BUCKETS)
-                .minimumExpectedValue(LATENCY_BUCKETS[0])
-                .maximumExpectedValue(LATENCY_BUCKETS[LATENCY_BUCKETS.length - 1])
-                .register(registry);
+        LatencyHistogram latency = latencies.series(subsystemNqn, ns, opcode.label());
         Counter bytes = Counter.builder("nvmf.io").baseUnit("bytes")
                 .description("bytes moved by I/O commands").tag("subsystem", subsystemNqn).tag("nsid", ns)
                 .tag("opcode", opcode.label()).register(registry);
@@ -124,6 +120,7 @@ public final class TargetMetrics {
 
     /** A namespace went away (reload): its series disappear from the next scrape. */
     public synchronized void removeNamespace(String subsystemNqn, long nsid) {
+        latencies.remove(subsystemNqn, Long.toString(nsid));
         List<Meter> meters = namespaceMeters.remove(subsystemNqn + "\u0000" + nsid);
         if (meters != null) {
             meters.forEach(registry::remove);
@@ -143,6 +140,7 @@ public final class TargetMetrics {
             }
         }
         namespaceMeters.keySet().removeIf(key -> key.startsWith(nqn + "\u0000"));
+        latencies.remove(nqn, null);
         registry.getMeters().stream().filter(m -> nqn.equals(m.getId().getTag("subsystem")))
                 .toList().forEach(registry::remove);
     }
