@@ -2,6 +2,7 @@ package dev.nvmf.target.daemon;
 
 import dev.nvmf.target.metrics.ConnectionReject;
 import dev.nvmf.target.metrics.TargetMetrics;
+import dev.nvmf.target.rdma.PollerCounter;
 import dev.nvmf.target.rdma.RdmaMetrics;
 import dev.nvmf.target.rdma.RdmaMetrics.RejectReason;
 import dev.nvmf.target.rdma.VerbsCalls;
@@ -16,9 +17,9 @@ import java.util.List;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
- * Exposes the RDMA transport's own counters ({@link RdmaMetrics}: LongAdders the CM thread and pollers bump) in
- * the daemon's registry. Function counters and gauges read the adders when Prometheus scrapes, so the I/O path
- * pays nothing beyond the adders it already has. Names are transport-wide ({@code nvmf_rdma_*}, no poller label)
+ * Exposes the RDMA transport's own counters ({@link RdmaMetrics}: LongAdders the CM thread bumps, PollerCounters the
+ * pollers bump) in the daemon's registry. Function counters and gauges read them when Prometheus scrapes, so the I/O
+ * path pays nothing beyond the counters it already has. Names are transport-wide ({@code nvmf_rdma_*}, no poller label)
  * and do not collide with {@code PollerMetrics}' per-poller series.
  *
  * <p>Connection rejects are the exception: {@link TargetMetrics} already owns {@code nvmf_connection_rejects_total}
@@ -105,6 +106,11 @@ final class TransportMetricsBridge implements AutoCloseable {
 
     private void counter(String name, String description, LongAdder adder) {
         meters.add(FunctionCounter.builder(name, adder, LongAdder::sum).description(description).register(registry));
+    }
+
+    private void counter(String name, String description, PollerCounter counter) {
+        meters.add(FunctionCounter.builder(name, counter, PollerCounter::sum).description(description)
+                .register(registry));
     }
 
     /** The transport's reject reasons in the metrics' vocabulary. */

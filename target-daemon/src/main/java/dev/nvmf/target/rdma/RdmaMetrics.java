@@ -7,16 +7,16 @@ import java.util.concurrent.atomic.LongAdder;
 
 /**
  * Counters of the RDMA transport, written by the CM thread and the pollers, readable from any thread (the
- * metrics layer reads them on scrape). Plain LongAdders: increment is allocation-free once the adder's cells
- * exist, and each counter has one writer most of the time.
+ * metrics layer reads them on scrape). Those the I/O path bumps are {@link PollerCounter}s, a slot per poller written
+ * without an atomic instruction; the control path's are LongAdders. Both allocate nothing once made.
  */
 public final class RdmaMetrics {
     /** Send work requests posted (data WRs and response SENDs). */
-    public final LongAdder sendWorkRequestsPosted = new LongAdder();
+    public final PollerCounter sendWorkRequestsPosted = new PollerCounter();
     /** Receive work requests posted. */
-    public final LongAdder recvWorkRequestsPosted = new LongAdder();
+    public final PollerCounter recvWorkRequestsPosted = new PollerCounter();
     /** Send work requests posted with the SIGNALED flag. */
-    public final LongAdder signaledWorkRequests = new LongAdder();
+    public final PollerCounter signaledWorkRequests = new PollerCounter();
     /** Times a request had to wait for send-queue budget (or READ depth). */
     public final LongAdder sendBudgetWaits = new LongAdder();
     /** Times a request had to wait for a free data buffer. */
@@ -24,19 +24,19 @@ public final class RdmaMetrics {
     /** Completions with IBV_WC_WR_FLUSH_ERR (normal during a drain). */
     public final LongAdder flushCompletions = new LongAdder();
     /** Commands received. */
-    public final LongAdder commandsReceived = new LongAdder();
+    public final PollerCounter commandsReceived = new PollerCounter();
     /** Responses sent (SEND or SEND_WITH_INV posted). */
-    public final LongAdder responsesSent = new LongAdder();
+    public final PollerCounter responsesSent = new PollerCounter();
     /** Responses sent with SEND_WITH_INV. */
-    public final LongAdder remoteInvalidations = new LongAdder();
+    public final PollerCounter remoteInvalidations = new PollerCounter();
     /** Commands whose data moved straight between the host and a RAM namespace's memory (zero copy). */
-    public final LongAdder zeroCopyCommands = new LongAdder();
+    public final PollerCounter zeroCopyCommands = new PollerCounter();
     /** Commands whose data came inside the capsule (SGL data block, offset subtype). */
-    public final LongAdder inCapsuleCommands = new LongAdder();
+    public final PollerCounter inCapsuleCommands = new PollerCounter();
     /** RDMA READs posted (host data of writes with a keyed SGL). */
-    public final LongAdder rdmaReads = new LongAdder();
+    public final PollerCounter rdmaReads = new PollerCounter();
     /** RDMA WRITEs posted (data of reads, chained before the response SEND). */
-    public final LongAdder rdmaWrites = new LongAdder();
+    public final PollerCounter rdmaWrites = new PollerCounter();
     /** Capsules that arrived before ESTABLISHED and were kept. */
     public final LongAdder earlyCapsules = new LongAdder();
     /** Queues closed because the host sent more capsules than its credits. */

@@ -165,7 +165,7 @@ public final class Poller implements Agent, QueuePoller, NotifyingIdleStrategy.S
             calls.postRecv();
             int before = s.posted();
             int rc = s.flush();
-            metrics.recvWorkRequestsPosted.add(s.posted() - before);
+            metrics.recvWorkRequestsPosted.add(index, s.posted() - before);
             if (rc != 0) {
                 // Not in error (an SRQ has no error state of its own): the provider refused; the rest is retried.
                 LOG.log(System.Logger.Level.ERROR, "poller {0}: ibv_post_srq_recv on {1} failed with errno {2}",

@@ -61,6 +61,8 @@ public final class RdmaQueue implements QueueTransport {
 
     private final QueueParameters params;
     private final QueuePoller poller;
+    /** The poller's index: the slot of the transport's {@code PollerCounter}s this queue writes (poller thread). */
+    private final int pollerIndex;
     private final RdmaMetrics metrics;
     private final CmId cmId;
     private final int depth;
@@ -134,6 +136,7 @@ public final class RdmaQueue implements QueueTransport {
         this.cmId = cmId;
         this.localAddress = localAddressOf(cmId);
         this.poller = poller;
+        this.pollerIndex = poller.index();
         this.metrics = metrics;
         this.depth = params.depth();
         this.budget = new SendBudget(params.sendBudget(), params.readDepth());
@@ -465,7 +468,7 @@ public final class RdmaQueue implements QueueTransport {
             enter(r, RequestState.READY_TO_EXECUTE);
         } else if (r.inCapsule) {
             if (direction == NvmeRequest.DIRECTION_HOST_TO_CONTROLLER) {
-                metrics.inCapsuleCommands.increment();
+                metrics.inCapsuleCommands.increment(pollerIndex);
                 n.data(r.inCapsuleData(r.sglOffset), r.sglLength);
             } else {
                 n.data(MemorySegment.NULL, 0); // cannot happen: parse() refuses in-capsule data for reads
@@ -492,7 +495,7 @@ public final class RdmaQueue implements QueueTransport {
         if (reg == null || !reg.covers(offset, r.sglLength) || !reg.acquire()) return;
         r.direct = reg;
         r.directOffset = offset;
-        metrics.zeroCopyCommands.increment();
+        metrics.zeroCopyCommands.increment(pollerIndex);
     }
 
     /** What the core reads or writes the data through: the pool buffer, or the namespace itself (zero copy). */
@@ -628,7 +631,7 @@ public final class RdmaQueue implements QueueTransport {
         SendWorkRequest send = r.sendWr;
         if (r.invalidate && params.remoteInvalidation()) {
             send.opcode(WrOpcode.SEND_WITH_INV).invalidateRkey(r.invalidateKey);
-            metrics.remoteInvalidations.increment();
+            metrics.remoteInvalidations.increment(pollerIndex);
         } else {
             send.opcode(WrOpcode.SEND).invalidateRkey(0);
         }
@@ -645,7 +648,7 @@ public final class RdmaQueue implements QueueTransport {
             }
             // Zero copy: the WRITEs read the namespace's memory where the blocks are.
             first = dataChain.writes(r, slot, dataAddress(r), dataLkey(r), length, send);
-            metrics.rdmaWrites.add(slots - 1);
+            metrics.rdmaWrites.add(pollerIndex, slots - 1);
         }
         addToChain(r, first, send, slots);
     }
@@ -715,10 +718,10 @@ public final class RdmaQueue implements QueueTransport {
 
     /** {@code posted} of the {@code length} READs of {@code r}'s part went on the queue (all but when a post failed). */
     private void readsPosted(RdmaRequest r, int posted, int length) {
-        metrics.rdmaReads.add(posted);
-        metrics.sendWorkRequestsPosted.add(posted);
+        metrics.rdmaReads.add(pollerIndex, posted);
+        metrics.sendWorkRequestsPosted.add(pollerIndex, posted);
         if (posted == length) {
-            metrics.signaledWorkRequests.increment();
+            metrics.signaledWorkRequests.increment(pollerIndex);
             enter(r, RequestState.READING); // after a failed post too, if bad_wr was past it: it completes as ever
         } else if (posted == 0) {
             budget.releaseReads(length);
@@ -737,10 +740,10 @@ public final class RdmaQueue implements QueueTransport {
 
     /** {@code posted} of the {@code length} work requests of {@code r}'s response chain went on the queue. */
     private void responsePosted(RdmaRequest r, int posted, int length) {
-        metrics.sendWorkRequestsPosted.add(posted);
+        metrics.sendWorkRequestsPosted.add(pollerIndex, posted);
         if (posted == length) {
-            metrics.signaledWorkRequests.increment();
-            metrics.responsesSent.increment();
+            metrics.signaledWorkRequests.increment(pollerIndex);
+            metrics.responsesSent.increment(pollerIndex);
             enter(r, RequestState.SENDING);
         } else if (posted == 0) {
             budget.release(length); // nothing of the chain is on the queue: its budget and buffer can go back
@@ -829,7 +832,7 @@ public final class RdmaQueue implements QueueTransport {
             checkDrained();
             return;
         }
-        metrics.commandsReceived.increment();
+        metrics.commandsReceived.increment(pollerIndex);
         if (++received - responsesPosted > depth) {
             // The host sent more capsules than the depth it was granted: a protocol error for this queue only.
             metrics.creditOverruns.increment();
@@ -1002,7 +1005,7 @@ public final class RdmaQueue implements QueueTransport {
         for (int i = 0; (r = reposts.poll()) != null; i++) {
             if (i < posted) enter(r, RequestState.RECV_POSTED); else pushFree(r);
         }
-        metrics.recvWorkRequestsPosted.add(posted);
+        metrics.recvWorkRequestsPosted.add(pollerIndex, posted);
         return rc;
     }
 
@@ -1023,7 +1026,7 @@ public final class RdmaQueue implements QueueTransport {
             checkDrained();
             return;
         }
-        metrics.commandsReceived.increment();
+        metrics.commandsReceived.increment(pollerIndex);
         if (++received - responsesPosted > depth) {
             // The same credits as with receives of its own: the host sent more capsules than the depth it was granted.
             metrics.creditOverruns.increment();
