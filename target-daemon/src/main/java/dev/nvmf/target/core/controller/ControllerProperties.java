@@ -24,6 +24,12 @@ public final class ControllerProperties {
     private final boolean discovery;
     private int cc;
     private int csts;
+    /**
+     * CC and CSTS as of the last change, {@code cc << 32 | csts}, published for lock-free reads: every I/O command asks
+     * {@link #ready()}, from the pollers of all the controller's queues at once, and must not queue on the lock a
+     * CC write holds. One field, so a reader sees both registers from the same moment.
+     */
+    private volatile long published;
     /** Counts shutdowns, so that a flush finishing after the host cleared SHN (or reset) reports nothing. */
     private long shutdowns;
 
@@ -44,21 +50,28 @@ public final class ControllerProperties {
 
     public long cap() { return cap; }
     public int vs() { return vs; }
-    public synchronized int cc() { return cc; }
-    public synchronized int csts() { return csts; }
+    public int cc() { return (int) (published >>> 32); }
+    public int csts() { return (int) published; }
 
-    /** CC.EN = 1 and CSTS.RDY = 1: the controller takes commands other than Fabrics. */
-    public synchronized boolean ready() {
-        return (cc & Properties.CC_EN) != 0 && (csts & Properties.CSTS_RDY) != 0;
+    /** CC.EN = 1 and CSTS.RDY = 1: the controller takes commands other than Fabrics. Lock-free (any thread). */
+    public boolean ready() {
+        long p = published;
+        return ((int) (p >>> 32) & Properties.CC_EN) != 0 && ((int) p & Properties.CSTS_RDY) != 0;
     }
 
-    public synchronized boolean fatal() {
-        return (csts & Properties.CSTS_CFS) != 0;
+    public boolean fatal() {
+        return (csts() & Properties.CSTS_CFS) != 0;
     }
 
     /** Controller Fatal Status (keep-alive expiry, transport error): the host must reset or reconnect. */
     public synchronized void markFatal() {
         csts |= Properties.CSTS_CFS;
+        publish();
+    }
+
+    /** Under the lock, after a change. */
+    private void publish() {
+        published = ((long) cc << 32) | (csts & 0xFFFF_FFFFL);
     }
 
     /**
@@ -107,6 +120,7 @@ public final class ControllerProperties {
             csts &= ~Properties.CSTS_SHST_MASK;
             shutdowns++;
         }
+        publish();
         return action;
     }
 
@@ -122,6 +136,7 @@ public final class ControllerProperties {
     public synchronized void shutdownComplete(long shutdown) {
         if (shutdown == shutdowns && (csts & Properties.CSTS_SHST_MASK) == Properties.CSTS_SHST_PROCESSING) {
             csts = (csts & ~Properties.CSTS_SHST_MASK) | Properties.CSTS_SHST_COMPLETE;
+            publish();
         }
     }
 }
