@@ -209,6 +209,13 @@ lab_common_setup() {
   if [ "${LAB_RPS:-1}" != 0 ]; then
     local q
     for q in /sys/class/net/va/queues/rx-* /sys/class/net/vb/queues/rx-*; do echo 1 > "$q/rps_cpus"; done
+    # One backlog now takes what two took, and a veth drops a packet when the receiving CPU's backlog holds
+    # netdev_max_backlog (1000 by default; softnet_stat's second column counts them). rxe sees such a drop as a
+    # failed transmit ("rdma_rxe: Failed sending ACK"); on 2026-12-02 a burst of discards and writes during
+    # daemon-interop's file systems lost ACKs that way, rxe's completer warned (rxe_comp.c) and the host's QP went
+    # to error: error recovery and a reconnect. A fabric's switch buffers are the analogue; the lab gives the backlog
+    # room instead. LAB_BACKLOG sets it (0: leave the kernel's default).
+    if [ "${LAB_BACKLOG:-30000}" != 0 ]; then sysctl -qw net.core.netdev_max_backlog="${LAB_BACKLOG:-30000}"; fi
   fi
   rdma link add rxe0 type rxe netdev va
   rdma link add rxe1 type rxe netdev vb
@@ -217,6 +224,14 @@ lab_common_setup() {
     30 "rxe0 and rxe1 ACTIVE" || return 1
   rdma link show
   ls /dev/infiniband
+}
+
+# softnet_drops: packets the CPUs' receive backlogs dropped since boot (/proc/net/softnet_stat, second column,
+# hex, summed over CPUs): a veth's packets are lost only there.
+softnet_drops() {
+  local total=0 _a d _rest
+  while read -r _a d _rest; do total=$((total + 16#$d)); done < /proc/net/softnet_stat
+  echo "$total"
 }
 
 # rxe_counter NAME: one of rxe's counters (`rdma statistic`), summed over port 1 of rxe0 and rxe1 (0 where absent):

@@ -451,6 +451,9 @@ dmesg | tail -n +"$((DMESG_START + 1))" > "$LAB_LOGS/dmesg-scenario.txt"
 grep -Ei 'I/O [0-9]+ .*timeout|timeout, reset|resetting controller|Reconnecting|error recovery|I/O error|shutdown (timeout|incomplete)|not free' \
   "$LAB_LOGS/dmesg-scenario.txt" > "$LAB_LOGS/dmesg-host-errors.txt"
 lab_result host_errors "$(wc -l < "$LAB_LOGS/dmesg-host-errors.txt")"
+# What the lab's network lost (guest/lib.sh, lab_common_setup: backlog drops show in rxe as failed transmits).
+lab_result softnet_drops "$(softnet_drops)"
+lab_result rxe_failed_acks "$(grep -c 'Failed sending ACK' "$LAB_LOGS/dmesg-scenario.txt")"
 cat "$LAB_LOGS/dmesg-host-errors.txt" >&2
 lab_result keepalive_expiries "$(grep -c 'keep-alive timeout' "$LAB_LOGS/daemon.log")"
 
