@@ -212,7 +212,7 @@ lab_common_setup() {
     # One backlog now takes what two took, and a veth drops a packet when the receiving CPU's backlog holds
     # netdev_max_backlog (1000 by default; softnet_stat's second column counts them). rxe sees such a drop as a
     # failed transmit ("rdma_rxe: Failed sending ACK"); on 2026-12-02 a burst of discards and writes during
-    # daemon-interop's file systems lost ACKs that way, rxe's completer warned (rxe_comp.c) and the host's QP went
+    # daemon-interop's file systems most likely lost ACKs that way, rxe's completer warned (rxe_comp.c) and the host's QP went
     # to error: error recovery and a reconnect. A fabric's switch buffers are the analogue; the lab gives the backlog
     # room instead. LAB_BACKLOG sets it (0: leave the kernel's default).
     if [ "${LAB_BACKLOG:-30000}" != 0 ]; then sysctl -qw net.core.netdev_max_backlog="${LAB_BACKLOG:-30000}"; fi

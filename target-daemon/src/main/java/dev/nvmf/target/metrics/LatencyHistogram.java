@@ -50,15 +50,6 @@ public final class LatencyHistogram {
         sumNanos.getAndAdd(v);
     }
 
-    /** The number of recordings (the series' {@code _count}). */
-    public long count() {
-        long n = 0;
-        for (int i = 0; i < counts.length(); i++) {
-            n += counts.get(i);
-        }
-        return n;
-    }
-
     HistogramDataPointSnapshot snapshot() {
         long[] c = new long[counts.length()];
         for (int i = 0; i < c.length; i++) {

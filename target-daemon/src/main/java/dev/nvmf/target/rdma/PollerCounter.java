@@ -41,11 +41,6 @@ public final class PollerCounter {
         add(poller, 1);
     }
 
-    /** Any thread, atomic: for callers that are not a poller. */
-    public void increment() {
-        add(SHARED, 1);
-    }
-
     /** The total over every slot (any thread). */
     public long sum() {
         long s = 0;

@@ -27,7 +27,7 @@ class PollerCounterTest {
         // Two writers that are not pollers share slot 0: only an atomic add keeps both counts.
         for (int t = 0; t < 2; t++) {
             threads.add(Thread.ofPlatform().start(() -> {
-                for (int i = 0; i < N; i++) c.increment();
+                for (int i = 0; i < N; i++) c.add(PollerCounter.SHARED, 1);
             }));
         }
         // An index outside 0..255 is no poller's slot: it counts atomically too, with the shared writers.
@@ -43,7 +43,7 @@ class PollerCounterTest {
         PollerCounter c = new PollerCounter();
         c.add(PollerCounter.MAX_POLLERS - 1, 5);
         c.add(0, 7);
-        c.increment();
+        c.add(PollerCounter.SHARED, 1);
         assertEquals(13, c.sum());
     }
 }
