@@ -30,7 +30,8 @@ public record TransportSection(int maxQueueDepth, int maxIoQpairsPerCtrlr, int i
     public static final int DEFAULT_MAX_AQ_DEPTH = 32;
     public static final int DEFAULT_POLLERS = 1;
     public static final int DEFAULT_DRAIN_TIMEOUT = 30;
-    public static final boolean DEFAULT_ZERO_COPY = false;
+    /** Zero copy for RAM namespaces (docs/performance.md, section 5, says how it was chosen). */
+    public static final boolean DEFAULT_ZERO_COPY = dev.nvmf.target.rdma.RdmaTransportConfig.DEFAULT_ZERO_COPY_RAM;
     /** The busy-poll period (docs/performance.md, section 6, says how it was chosen). */
     public static final long DEFAULT_BUSY_POLL_NANOS = dev.nvmf.target.rdma.RdmaTransportConfig.DEFAULT_BUSY_POLL_NANOS;
 

@@ -47,10 +47,10 @@ class ConfigLoaderTest {
             """.formatted(HOST, SUB, HOST, SUB);
 
     @Test
-    void zeroCopyIsOffByDefaultAndTurnsOnInTheTransportSection() throws Exception {
-        assertEquals(false, ok(VALID).transport().zeroCopy());
-        TargetConfig on = ok(VALID + "transport:\n  zero_copy: true\n");
-        assertEquals(true, on.transport().zeroCopy());
+    void zeroCopyIsOnByDefaultAndTurnsOffInTheTransportSection() throws Exception {
+        assertEquals(true, ok(VALID).transport().zeroCopy());
+        TargetConfig off = ok(VALID + "transport:\n  zero_copy: false\n");
+        assertEquals(false, off.transport().zeroCopy());
     }
 
     @Test
@@ -73,7 +73,7 @@ class ConfigLoaderTest {
     @Test
     void defaultsMatchTheKernelTarget() throws Exception {
         TargetConfig c = ok(VALID);
-        assertEquals(new TransportSection(128, 128, 8192, 1 << 20, 32, 1, 30, false, 50_000, false, 1024),
+        assertEquals(new TransportSection(128, 128, 8192, 1 << 20, 32, 1, 30, true, 50_000, false, 1024),
                 c.transport());
         PortSection p = c.ports().get(0);
         assertEquals(new PortSection(1, "rdma", "ipv4", "192.168.1.10", 4420, 8192, 128, List.of(SUB), List.of()), p);

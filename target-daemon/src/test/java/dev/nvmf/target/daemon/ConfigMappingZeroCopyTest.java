@@ -7,7 +7,7 @@ import org.junit.jupiter.api.Test;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** {@code transport.zero_copy} reaches the RDMA transport's configuration, and is off without it. */
+/** {@code transport.zero_copy} reaches the RDMA transport's configuration, and is on without it. */
 class ConfigMappingZeroCopyTest {
     private static final String YAML = """
             subsystems:
@@ -27,7 +27,7 @@ class ConfigMappingZeroCopyTest {
 
     @Test
     void zeroCopyReachesTheTransport() throws Exception {
-        assertFalse(ConfigMapping.transport(parse(YAML), true).zeroCopyRam());
-        assertTrue(ConfigMapping.transport(parse(YAML + "transport:\n  zero_copy: true\n"), true).zeroCopyRam());
+        assertTrue(ConfigMapping.transport(parse(YAML), true).zeroCopyRam());
+        assertFalse(ConfigMapping.transport(parse(YAML + "transport:\n  zero_copy: false\n"), true).zeroCopyRam());
     }
 }
