@@ -447,6 +447,9 @@ part filesystem
 
 lab_result io_errors "$(lab_metric "$METRICS" '^nvmf_io_errors_total')"
 lab_result backend_errors "$(lab_metric "$METRICS" '^nvmf_backend_errors_total')"
+# Zero copy is the default: the RAM namespace's keyed I/O (fio verify, the file system above) took the direct path.
+lab_result zero_copy_commands "$(lab_metric "$METRICS" '^nvmf_rdma_zero_copy_commands_total')"
+lab_result zero_copy_registered "$(grep -c 'registered a RAM namespace of .* for zero copy' "$LAB_LOGS/daemon.log")"
 dmesg | tail -n +"$((DMESG_START + 1))" > "$LAB_LOGS/dmesg-scenario.txt"
 grep -Ei 'I/O [0-9]+ .*timeout|timeout, reset|resetting controller|Reconnecting|error recovery|I/O error|shutdown (timeout|incomplete)|not free' \
   "$LAB_LOGS/dmesg-scenario.txt" > "$LAB_LOGS/dmesg-host-errors.txt"

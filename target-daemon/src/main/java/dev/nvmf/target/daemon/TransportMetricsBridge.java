@@ -51,6 +51,8 @@ final class TransportMetricsBridge implements AutoCloseable {
         counter("nvmf.rdma.responses.sent", "response capsules sent (SEND or SEND_WITH_INV)", rdma.responsesSent);
         counter("nvmf.rdma.in.capsule.commands", "commands whose data came inside the capsule",
                 rdma.inCapsuleCommands);
+        counter("nvmf.rdma.zero.copy.commands", "keyed commands whose data moved straight between the host and a RAM"
+                + " namespace's memory (transport.zero_copy)", rdma.zeroCopyCommands);
         counter("nvmf.rdma.reads", "RDMA READs posted (host data of writes with a keyed SGL)", rdma.rdmaReads);
         counter("nvmf.rdma.writes", "RDMA WRITEs posted (data of reads, before the response)", rdma.rdmaWrites);
         counter("nvmf.rdma.remote.invalidations", "responses sent with SEND_WITH_INV (host asked to invalidate)",

@@ -363,6 +363,10 @@ class DaemonInteropLabTest {
         }
         expect(0, "io_errors");
         expect(0, "backend_errors");
+        // transport.zero_copy is on by default: the RAM namespace (verified by fio and by checksums above) was
+        // registered and its keyed I/O moved straight to and from its memory.
+        assertTrue(number("zero_copy_commands") > 0, why("zero_copy_commands"));
+        assertTrue(number("zero_copy_registered") >= 1, why("zero_copy_registered"));
         expect(0, "keepalive_expiries");
         // No "I/O ... timeout", "resetting controller", "Reconnecting", error recovery or I/O error from the host,
         // with one exception seen in 2 of 4 runs on 2026-12-01: rxe in the host's kernel (Linux 6.1) refusing a
