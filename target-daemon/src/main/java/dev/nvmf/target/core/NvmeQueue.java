@@ -8,6 +8,8 @@ import dev.nvmf.target.nvme.Status;
 import dev.nvmf.target.nvme.SubmissionQueueEntry;
 
 import java.lang.foreign.MemorySegment;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 
 /**
  * One submission/completion queue pair as the core sees it (kernel: {@code nvmet_sq}/{@code nvmet_cq} and
@@ -22,6 +24,19 @@ import java.lang.foreign.MemorySegment;
  * log, setting the CQE's More bit for each one logged.
  */
 public final class NvmeQueue implements CommandQueue {
+    private static final VarHandle SQHD;
+    private static final VarHandle LAST_COMMAND_NANOS;
+
+    static {
+        try {
+            MethodHandles.Lookup l = MethodHandles.lookup();
+            SQHD = l.findVarHandle(NvmeQueue.class, "sqhd", int.class);
+            LAST_COMMAND_NANOS = l.findVarHandle(NvmeQueue.class, "lastCommandNanos", long.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
     private final QueueServices services;
     private final int portId;
     private final int qid;
@@ -30,14 +45,21 @@ public final class NvmeQueue implements CommandQueue {
     /** Entries in the queue: the transport's size until Connect, then Connect's SQSIZE + 1. */
     private int size;
     private int head;
-    /** SQHD as reported; read by completions on other threads. */
-    private volatile int sqhd;
+    /**
+     * SQHD as reported: written by the queue's poller with a release store, read with an acquire load by
+     * completions on any thread. A volatile store would add a full fence (a locked instruction on x86) to every
+     * command; nothing here needs a store ordered before a later load.
+     */
+    private int sqhd;
     private volatile boolean sqFlowControlDisabled;
     /** The command set of the queue's commands other than Fabrics; chosen by {@link #bind}. */
     private CommandParser commandSet;
     private volatile Controller controller;
-    /** Last command seen, for traffic-based keep-alive (written by this queue's poller only). */
-    private volatile long lastCommandNanos;
+    /**
+     * Last command seen, for traffic-based keep-alive: written by this queue's poller (and its close) with release
+     * stores, read by the keep-alive timer with acquire loads, for the same reason as {@link #sqhd}.
+     */
+    private long lastCommandNanos;
     private volatile boolean closed;
 
     NvmeQueue(QueueServices services, int portId, int qid, int sqSize, QueueTransport transport) {
@@ -46,7 +68,7 @@ public final class NvmeQueue implements CommandQueue {
         this.qid = qid;
         this.size = Math.max(1, sqSize);
         this.transport = transport;
-        this.lastCommandNanos = services.clock.nanoTime();
+        LAST_COMMAND_NANOS.setRelease(this, services.clock.nanoTime());
     }
 
     @Override
@@ -58,8 +80,8 @@ public final class NvmeQueue implements CommandQueue {
             h = 0;
         }
         head = h;
-        sqhd = h;
-        lastCommandNanos = services.clock.nanoTime();
+        SQHD.setRelease(this, h);
+        LAST_COMMAND_NANOS.setRelease(this, services.clock.nanoTime());
 
         int transportStatus = request.transportStatus();
         if (transportStatus != 0) {
@@ -109,7 +131,7 @@ public final class NvmeQueue implements CommandQueue {
         MemorySegment r = request.response();
         Le.u32(r, CompletionQueueEntry.DW0, ctx.result0);
         Le.u32(r, CompletionQueueEntry.DW1, ctx.result1);
-        Le.u16(r, CompletionQueueEntry.SQHD, sqFlowControlDisabled ? 0xFFFF : sqhd);
+        Le.u16(r, CompletionQueueEntry.SQHD, sqFlowControlDisabled ? 0xFFFF : (int) SQHD.getAcquire(this));
         Le.u16(r, CompletionQueueEntry.SQID, qid);
         Le.u16(r, CompletionQueueEntry.CID, ctx.cid);
         int field = status;
@@ -162,7 +184,7 @@ public final class NvmeQueue implements CommandQueue {
         if (c != null) {
             // The close counts as the controller's traffic: a host tears its queues down one by one without a Keep
             // Alive in between, and each drain takes time (kernel core.c, nvmet_sq_destroy, reset_tbkas).
-            lastCommandNanos = services.clock.nanoTime();
+            LAST_COMMAND_NANOS.setRelease(this, services.clock.nanoTime());
             c.queueClosed(this);
             services.observer().queueClosed(this, c);
         }
@@ -176,7 +198,7 @@ public final class NvmeQueue implements CommandQueue {
     public int portId() { return portId; }
     public QueueTransport transport() { return transport; }
     public Controller controller() { return controller; }
-    public long lastCommandNanos() { return lastCommandNanos; }
+    public long lastCommandNanos() { return (long) LAST_COMMAND_NANOS.getAcquire(this); }
     public int size() { return size; }
     public boolean isClosed() { return closed; }
 
