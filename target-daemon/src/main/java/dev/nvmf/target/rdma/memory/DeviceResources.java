@@ -18,6 +18,8 @@ import java.util.concurrent.Executor;
  * connection arrives on the device and released at transport stop, after every queue on it is drained.
  */
 public final class DeviceResources implements AutoCloseable {
+    private static final System.Logger LOG = System.getLogger(DeviceResources.class.getName());
+
     private final Device device;
     private final DeviceAttributes attributes;
     private final ProtectionDomain pd;
@@ -82,7 +84,7 @@ public final class DeviceResources implements AutoCloseable {
                 mr = pd.register(medium.segment(), Access.LOCAL_WRITE);
             } catch (RuntimeException e) {
                 // e.g. RLIMIT_MEMLOCK too small: the namespace works, through the transport's buffers.
-                System.getLogger(DeviceResources.class.getName()).log(System.Logger.Level.WARNING,
+                LOG.log(System.Logger.Level.WARNING,
                         "registering a RAM namespace of " + medium.segment().byteSize() + " bytes on "
                                 + device.name() + " failed (" + e.getMessage() + "): its I/O is copied through"
                                 + " registered buffers");
@@ -104,7 +106,7 @@ public final class DeviceResources implements AutoCloseable {
             }
             registrations.add(r);
             // ibv_reg_mr pins every page: the time it takes grows with the namespace (the operator's clue).
-            System.getLogger(DeviceResources.class.getName()).log(System.Logger.Level.INFO,
+            LOG.log(System.Logger.Level.INFO,
                     "registered a RAM namespace of " + medium.segment().byteSize() + " bytes on " + device.name()
                             + " for zero copy in " + (System.nanoTime() - t0) / 1_000_000 + " ms");
         }
@@ -147,7 +149,7 @@ public final class DeviceResources implements AutoCloseable {
         if (closed) return;
         closed = true;
         if (leakMemory) {
-            System.getLogger(DeviceResources.class.getName()).log(System.Logger.Level.ERROR, "a QP on "
+            LOG.log(System.Logger.Level.ERROR, "a QP on "
                     + device.name() + " could not be destroyed: its " + slabs.bytesRegistered()
                     + " bytes of registered memory are leaked on purpose");
             return;
@@ -160,7 +162,7 @@ public final class DeviceResources implements AutoCloseable {
             pd.close();
         } catch (RuntimeException e) {
             // ENOENT: the kernel destroyed it with the removed device's other objects (Deregistration).
-            System.getLogger(DeviceResources.class.getName()).log(Deregistration.alreadyDestroyedByTheKernel(e)
+            LOG.log(Deregistration.alreadyDestroyedByTheKernel(e)
                     ? System.Logger.Level.INFO : System.Logger.Level.WARNING,
                     "ibv_dealloc_pd on " + device.name() + " failed: " + e.getMessage());
         }
