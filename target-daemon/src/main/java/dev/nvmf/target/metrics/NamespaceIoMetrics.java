@@ -3,6 +3,7 @@ package dev.nvmf.target.metrics;
 import java.util.List;
 
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Meter;
 
 /**
@@ -12,11 +13,12 @@ import io.micrometer.core.instrument.Meter;
  */
 public final class NamespaceIoMetrics {
     private final LatencyHistogram latency;
-    private final Counter bytes;
+    /** {@code nvmf_io_bytes_total}: read at scrape from the histogram, which counts the bytes with the latency. */
+    private final FunctionCounter bytes;
     private final Counter errors;
     private final Counter backendErrors;
 
-    NamespaceIoMetrics(LatencyHistogram latency, Counter bytes, Counter errors, Counter backendErrors) {
+    NamespaceIoMetrics(LatencyHistogram latency, FunctionCounter bytes, Counter errors, Counter backendErrors) {
         this.latency = latency;
         this.bytes = bytes;
         this.errors = errors;
@@ -25,10 +27,7 @@ public final class NamespaceIoMetrics {
 
     /** A command completed successfully: its latency (receive to completion) and the bytes it moved. */
     public void record(long latencyNanos, long byteCount) {
-        latency.record(latencyNanos);
-        if (byteCount > 0) {
-            bytes.increment(byteCount);
-        }
+        latency.record(latencyNanos, Math.max(0, byteCount));
     }
 
     /** A command completed with an error status (its latency still counts in the histogram). */

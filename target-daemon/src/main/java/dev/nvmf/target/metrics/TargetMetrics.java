@@ -9,6 +9,7 @@ import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
@@ -94,7 +95,7 @@ public final class TargetMetrics {
     public synchronized NamespaceIoMetrics namespaceIo(String subsystemNqn, long nsid, IoOpcode opcode) {
         String ns = Long.toString(nsid);
         LatencyHistogram latency = latencies.series(subsystemNqn, ns, opcode.label());
-        Counter bytes = Counter.builder("nvmf.io").baseUnit("bytes")
+        FunctionCounter bytes = FunctionCounter.builder("nvmf.io", latency, LatencyHistogram::bytes).baseUnit("bytes")
                 .description("bytes moved by I/O commands").tag("subsystem", subsystemNqn).tag("nsid", ns)
                 .tag("opcode", opcode.label()).register(registry);
         Counter errors = Counter.builder("nvmf.io.errors")

@@ -22,7 +22,7 @@ import dev.nvmf.target.nvme.SubmissionQueueEntry;
  * {@code backendDone}, which completes the request. A backend error fails that command only.
  *
  * <p>The Read/Write path allocates nothing: the command context is the backend callback, the namespace lookup and
- * the ANA check are array reads and the counters are LongAdders.
+ * the ANA check are array reads and the counters are per-thread stripes ({@code IoStatistics}).
  */
 public final class IoCommands implements CommandParser, AutoCloseable {
     /** The most memory Compare's scratch buffers take per target (at least one buffer of the largest transfer). */

@@ -1,36 +1,37 @@
 package dev.nvmf.target.core.subsystem;
 
-import java.util.concurrent.atomic.LongAdder;
+import dev.nvmf.target.concurrent.StripedLongs;
 
 /**
  * A namespace's counters for the SMART / Health log (NVMe Base 2.0 figure 207): commands and bytes, added on the
- * I/O path by any poller or backend thread. LongAdder allocates its cells only on first contention, so the warm
- * path allocates nothing.
+ * I/O path by any poller or backend thread. Each writing thread adds to a stripe of its own with plain stores
+ * ({@link StripedLongs}): one thread-local lookup per command and no locked instruction; the log page, which is
+ * rare, adds the stripes up. A warm thread allocates nothing.
  */
 public final class IoStatistics {
-    private final LongAdder readCommands = new LongAdder();
-    private final LongAdder writeCommands = new LongAdder();
-    private final LongAdder bytesRead = new LongAdder();
-    private final LongAdder bytesWritten = new LongAdder();
-    private final LongAdder mediaErrors = new LongAdder();
+    private static final int READ_COMMANDS = 0;
+    private static final int WRITE_COMMANDS = 1;
+    private static final int BYTES_READ = 2;
+    private static final int BYTES_WRITTEN = 3;
+    private static final int MEDIA_ERRORS = 4;
+
+    private final StripedLongs counters = new StripedLongs(5);
 
     public void read(long bytes) {
-        readCommands.increment();
-        bytesRead.add(bytes);
+        counters.add(READ_COMMANDS, 1, BYTES_READ, bytes);
     }
 
     public void written(long bytes) {
-        writeCommands.increment();
-        bytesWritten.add(bytes);
+        counters.add(WRITE_COMMANDS, 1, BYTES_WRITTEN, bytes);
     }
 
     public void mediaError() {
-        mediaErrors.increment();
+        counters.add(MEDIA_ERRORS, 1);
     }
 
-    public long readCommands() { return readCommands.sum(); }
-    public long writeCommands() { return writeCommands.sum(); }
-    public long bytesRead() { return bytesRead.sum(); }
-    public long bytesWritten() { return bytesWritten.sum(); }
-    public long mediaErrors() { return mediaErrors.sum(); }
+    public long readCommands() { return counters.sum(READ_COMMANDS); }
+    public long writeCommands() { return counters.sum(WRITE_COMMANDS); }
+    public long bytesRead() { return counters.sum(BYTES_READ); }
+    public long bytesWritten() { return counters.sum(BYTES_WRITTEN); }
+    public long mediaErrors() { return counters.sum(MEDIA_ERRORS); }
 }
