@@ -411,8 +411,12 @@ public final class Poller implements Agent, QueuePoller, NotifyingIdleStrategy.S
      */
     @Override
     public void submitCompletion(RdmaRequest request) {
-        completed.offer(request);
-        if (Thread.currentThread() != thread) wakeup();
+        if (Thread.currentThread() == thread) {
+            completed.offerFromConsumer(request);
+        } else {
+            completed.offer(request);
+            wakeup();
+        }
     }
 
     /** A control command (any thread). */

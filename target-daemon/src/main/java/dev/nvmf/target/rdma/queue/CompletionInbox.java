@@ -11,8 +11,14 @@ import java.lang.invoke.VarHandle;
  * completion that can be outstanding, however many queues and contexts the poller admitted, and it allocates
  * nothing: a bounded array would have to be sized for the worst case or refuse a completion it cannot drop.
  *
- * <p>{@link #offer} from any thread (wait-free: one atomic swap); {@link #poll} and {@link #isEmpty} from the owning
- * poller only.
+ * <p>{@link #offer} from any thread (wait-free: one atomic swap); {@link #offerFromConsumer}, {@link #poll} and
+ * {@link #isEmpty} from the owning poller only.
+ *
+ * <p>Most completions come from the poller itself (a RAM namespace completes inline, on the poller's thread, in the
+ * call that started the command). Those go on a second, poller-only list with plain stores: through the
+ * multi-producer list each cost an atomic swap to offer and, when it was the last node, a second one to put the
+ * stub back on poll, locked instructions on x86 (docs/performance.md, section 2). A node is on one of the two
+ * lists at a time, linked through the same field.
  */
 public final class CompletionInbox {
     /** What the inbox links: a request carries its own link. */
@@ -41,6 +47,9 @@ public final class CompletionInbox {
     private volatile Node producer = stub;
     /** The next node to take (the consumer's end); the stub when nothing was taken since the list emptied. */
     private Node consumer = stub;
+    /** The consumer's own list (first and last node; null when empty): only the poller's thread touches these. */
+    private Node ownFirst;
+    private Node ownLast;
 
     /** Adds {@code n} (any thread). {@code n} must not be on the inbox already. */
     public void offer(Node n) {
@@ -50,8 +59,32 @@ public final class CompletionInbox {
         NEXT.setRelease(previous, n);
     }
 
-    /** The oldest node, or null when there is none (or a producer is half-way through its offer). Poller only. */
+    /**
+     * Adds {@code n} from the consumer's own thread: plain stores, no atomic. {@code n} must not be on the inbox
+     * already. Poller only.
+     */
+    public void offerFromConsumer(Node n) {
+        NEXT.set(n, (Node) null);
+        if (ownLast == null) {
+            ownFirst = n;
+        } else {
+            NEXT.set(ownLast, n);
+        }
+        ownLast = n;
+    }
+
+    /**
+     * The next node, or null when there is none (or a producer is half-way through its offer). Each list gives its
+     * nodes in the order they were offered; the consumer's own come first. Poller only.
+     */
     public Node poll() {
+        Node own = ownFirst;
+        if (own != null) {
+            Node next = (Node) NEXT.get(own);
+            ownFirst = next;
+            if (next == null) ownLast = null;
+            return own;
+        }
         Node c = consumer;
         Node next = (Node) NEXT.getAcquire(c);
         if (c == stub) {
@@ -78,6 +111,6 @@ public final class CompletionInbox {
     /** Whether nothing is waiting, not even a half-finished offer (poller only): what the poller checks before it sleeps. */
     public boolean isEmpty() {
         Node c = consumer;
-        return c == stub && NEXT.getAcquire(c) == null && PRODUCER.getVolatile(this) == stub;
+        return ownFirst == null && c == stub && NEXT.getAcquire(c) == null && PRODUCER.getVolatile(this) == stub;
     }
 }

@@ -41,6 +41,75 @@ class CompletionInboxTest {
         assertTrue(in.isEmpty());
     }
 
+    @Test
+    void theConsumersOwnOffersComeFirstInOrderAndCountForIsEmpty() {
+        CompletionInbox in = new CompletionInbox();
+        N a = new N(0, 0);
+        N b = new N(0, 1);
+        N own1 = new N(1, 0);
+        N own2 = new N(1, 1);
+        in.offerFromConsumer(own1);
+        assertFalse(in.isEmpty(), "a node on the consumer's own list is waiting");
+        in.offer(a);
+        in.offerFromConsumer(own2);
+        in.offer(b);
+        assertSame(own1, in.poll());
+        assertSame(own2, in.poll());
+        in.offerFromConsumer(own1); // taken off: reused at once
+        assertSame(own1, in.poll());
+        assertSame(a, in.poll());
+        in.offerFromConsumer(a); // a node moves from one list to the other between uses
+        assertSame(a, in.poll());
+        assertSame(b, in.poll());
+        assertNull(in.poll());
+        assertTrue(in.isEmpty());
+    }
+
+    /** Producers on other threads and the consumer's own offers at once: every node arrives once, each list in order. */
+    @Test
+    void theConsumersOwnOffersMixWithConcurrentProducersWithoutLoss() throws Exception {
+        int producers = 2;
+        int perProducer = 200_000;
+        CompletionInbox in = new CompletionInbox();
+        CyclicBarrier start = new CyclicBarrier(producers + 1);
+        List<Thread> threads = new ArrayList<>();
+        for (int p = 0; p < producers; p++) {
+            int id = p;
+            Thread t = new Thread(() -> {
+                try {
+                    start.await();
+                } catch (Exception e) {
+                    throw new IllegalStateException(e);
+                }
+                for (int i = 0; i < perProducer; i++) in.offer(new N(id, i));
+            });
+            t.start();
+            threads.add(t);
+        }
+        start.await();
+        int own = producers; // the consumer's producer id
+        int[] next = new int[producers + 1];
+        int ownOffered = 0;
+        int received = 0;
+        long deadline = System.nanoTime() + 60_000_000_000L;
+        while (received < producers * perProducer + perProducer) {
+            if (ownOffered < perProducer) {
+                in.offerFromConsumer(new N(own, ownOffered++));
+            }
+            N n = (N) in.poll();
+            if (n == null) {
+                assertTrue(System.nanoTime() < deadline, "only " + received + " arrived");
+                Thread.onSpinWait();
+                continue;
+            }
+            assertEquals(next[n.producer]++, n.seq, "producer " + n.producer + " in order, each once");
+            received++;
+        }
+        for (Thread t : threads) t.join();
+        assertNull(in.poll());
+        assertTrue(in.isEmpty());
+    }
+
     /** Four producers, each offering its nodes in order while one consumer polls: each arrives once, in its order. */
     @Test
     void everyNodeOfConcurrentProducersArrivesOnceInProducerOrder() throws Exception {
