@@ -24,7 +24,7 @@
 # Environment: PERF_RUNTIME (seconds per job, default 8), PERF_WARMUP (seconds of warm-up of the kernel target,
 # default 6), PERF_DAEMON_WARMUP (of the daemon, default 24: its JIT compiles under emulation), PERF_SIZE_MB
 # (the range fio touches, default 256), PERF_PERFTEST (0 skips the link ceiling), PERF_TRANSPORT (the daemon's
-# transport keys, below), PERF_AOT (0: the daemon starts
+# transport keys, below), PERF_JAVA_OPTS (JVM options added to the daemon's, e.g. -XX:+UseSerialGC), PERF_AOT (0: the daemon starts
 # without the AOT cache; default: with it when the build trained one), NVMF_BUILD_DIR (the Maven
 # output folder bin/nvmf-target looks in; without a packaged jar the daemon's main class runs from LAB_CLASSPATH).
 # Results (results.properties): <target>_<job>_{iops,mbps,ios,err,clat_mean_us,clat_p50_us,clat_p99_us,
@@ -189,6 +189,7 @@ if [ -n "${PERF_TRANSPORT:-}" ]; then
   for kv in "${PERF_KV[@]}"; do TRANSPORT_YAML+=$'\n'"  ${kv# }"; done
 fi
 lab_result daemon_transport "${PERF_TRANSPORT:-defaults}"
+lab_result daemon_java_opts "${PERF_JAVA_OPTS:-defaults}"
 cat > "$CFG" <<YAML
 $TRANSPORT_YAML
 subsystems:
@@ -214,12 +215,13 @@ if [ -n "$JAR" ] && [ -d "$LAB_REPO/target-daemon/$B/lib" ] && \
   lab_result launcher bin/nvmf-target
   # The AOT cache (if the build trained one) unless PERF_AOT=0; whether the JVM read it: daemon_aot_cache.
   start_bg daemon env NVMF_BUILD_DIR="$B" NVMF_JAVA_HOME="$LAB_JAVA_HOME" NVMF_AOT="${PERF_AOT:-1}" \
-    NVMF_JAVA_OPTS="-XX:-UsePerfData -Xlog:class+path=info:file=$LAB_LOGS/daemon-class-path.log" \
+    NVMF_JAVA_OPTS="-XX:-UsePerfData -Xlog:class+path=info:file=$LAB_LOGS/daemon-class-path.log ${PERF_JAVA_OPTS:-}" \
     "$LAB_REPO/bin/nvmf-target" serve --config "$CFG"
 else
   lab_result launcher classpath
   lab_java_check || lab_die "no java"
-  start_bg daemon "$LAB_JAVA_HOME/bin/java" --enable-native-access=ALL-UNNAMED -XX:-UsePerfData \
+  # shellcheck disable=SC2086 # PERF_JAVA_OPTS is a list of options
+  start_bg daemon "$LAB_JAVA_HOME/bin/java" --enable-native-access=ALL-UNNAMED -XX:-UsePerfData ${PERF_JAVA_OPTS:-} \
     -cp "$LAB_CLASSPATH" dev.nvmf.target.cli.Main serve --config "$CFG"
 fi
 
