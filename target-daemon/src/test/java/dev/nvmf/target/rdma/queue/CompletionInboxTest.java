@@ -68,8 +68,22 @@ class CompletionInboxTest {
     /** Producers on other threads and the consumer's own offers at once: every node arrives once, each list in order. */
     @Test
     void theConsumersOwnOffersMixWithConcurrentProducersWithoutLoss() throws Exception {
-        int producers = 2;
-        int perProducer = 200_000;
+        consumeWhileProducing(2, 200_000, true);
+    }
+
+    /** Four producers, each offering its nodes in order while one consumer polls: each arrives once, in its order. */
+    @Test
+    void everyNodeOfConcurrentProducersArrivesOnceInProducerOrder() throws Exception {
+        consumeWhileProducing(4, 200_000, false);
+    }
+
+    /**
+     * {@code producers} threads offer {@code perProducer} nodes each while this thread polls (and, with
+     * {@code consumerOffers}, offers as many of its own, one per poll): each node must arrive once, in its
+     * producer's order.
+     */
+    private static void consumeWhileProducing(int producers, int perProducer, boolean consumerOffers)
+            throws Exception {
         CompletionInbox in = new CompletionInbox();
         CyclicBarrier start = new CyclicBarrier(producers + 1);
         List<Thread> threads = new ArrayList<>();
@@ -88,54 +102,15 @@ class CompletionInboxTest {
         }
         start.await();
         int own = producers; // the consumer's producer id
-        int[] next = new int[producers + 1];
+        int ownToOffer = consumerOffers ? perProducer : 0;
         int ownOffered = 0;
+        int[] next = new int[producers + 1];
         int received = 0;
         long deadline = System.nanoTime() + 60_000_000_000L;
-        while (received < producers * perProducer + perProducer) {
-            if (ownOffered < perProducer) {
+        while (received < producers * perProducer + ownToOffer) {
+            if (ownOffered < ownToOffer) {
                 in.offerFromConsumer(new N(own, ownOffered++));
             }
-            N n = (N) in.poll();
-            if (n == null) {
-                assertTrue(System.nanoTime() < deadline, "only " + received + " arrived");
-                Thread.onSpinWait();
-                continue;
-            }
-            assertEquals(next[n.producer]++, n.seq, "producer " + n.producer + " in order, each once");
-            received++;
-        }
-        for (Thread t : threads) t.join();
-        assertNull(in.poll());
-        assertTrue(in.isEmpty());
-    }
-
-    /** Four producers, each offering its nodes in order while one consumer polls: each arrives once, in its order. */
-    @Test
-    void everyNodeOfConcurrentProducersArrivesOnceInProducerOrder() throws Exception {
-        int producers = 4;
-        int perProducer = 200_000;
-        CompletionInbox in = new CompletionInbox();
-        CyclicBarrier start = new CyclicBarrier(producers + 1);
-        List<Thread> threads = new ArrayList<>();
-        for (int p = 0; p < producers; p++) {
-            int id = p;
-            Thread t = new Thread(() -> {
-                try {
-                    start.await();
-                } catch (Exception e) {
-                    throw new IllegalStateException(e);
-                }
-                for (int i = 0; i < perProducer; i++) in.offer(new N(id, i));
-            });
-            t.start();
-            threads.add(t);
-        }
-        start.await();
-        int[] next = new int[producers];
-        int received = 0;
-        long deadline = System.nanoTime() + 60_000_000_000L;
-        while (received < producers * perProducer) {
             N n = (N) in.poll();
             if (n == null) {
                 assertTrue(System.nanoTime() < deadline, "only " + received + " arrived");
