@@ -65,16 +65,27 @@ public class IoPathBenchmark {
     @Param({"true"})
     public boolean zeroCopy;
 
-    /** Commands kept in flight. */
+    /** Commands kept in flight, per connection. */
     @Param({"32"})
     public int qd;
+
+    /**
+     * I/O queues of the host's controller, each its own RDMA connection with {@code qd} commands in flight: the
+     * scaling curve over connections ({@code -p connections=1,4,16,64}).
+     */
+    @Param({"1"})
+    public int connections = 1;
+
+    /** The transport's pollers ({@code -p pollers=1,2}); in this loop one thread runs every poller's duty cycle. */
+    @Param({"1"})
+    public int pollers = 1;
 
     /** {@code metrics}: completions recorded by the daemon's observer, as served; {@code none}: no observer. */
     @Param({"metrics"})
     public String observer;
 
     private SoftBenchRig rig;
-    private BenchQueue host;
+    private BenchQueue[] hosts;
     private int kind;
     private long goal;
     private long rnd = 0x9E3779B97F4A7C15L;
@@ -96,22 +107,43 @@ public class IoPathBenchmark {
         if (bytes % SoftBenchRig.BLOCK != 0 || bytes < SoftBenchRig.BLOCK || bytes > 128 * 1024) {
             throw new IllegalArgumentException("bytes: a multiple of 4096 up to 131072, not " + bytes);
         }
-        rig = new SoftBenchRig(NAMESPACE_BYTES, Math.max(128, qd + 1), bytes, observer.equals("metrics"), zeroCopy);
-        host = rig.io;
+        rig = new SoftBenchRig(NAMESPACE_BYTES, Math.max(128, qd + 1), bytes, observer.equals("metrics"), zeroCopy,
+                connections, pollers);
+        hosts = rig.ios.toArray(new BenchQueue[0]);
         nlb = bytes / SoftBenchRig.BLOCK;
         blocks = NAMESPACE_BYTES / SoftBenchRig.BLOCK - nlb + 1;
-        for (int s = 0; s < qd; s++) {
-            host.data(s).fill((byte) s);
-            host.inCapsule(s).fill((byte) s);
+        for (BenchQueue host : hosts) {
+            for (int s = 0; s < qd; s++) {
+                host.data(s).fill((byte) s);
+                host.inCapsule(s).fill((byte) s);
+            }
         }
         refill();
     }
 
+    /** Responses taken so far, with and without success, over every connection. */
+    private long done() {
+        long n = 0;
+        for (BenchQueue host : hosts) n += host.completed + host.failed;
+        return n;
+    }
+
+    private long completed() {
+        long n = 0;
+        for (BenchQueue host : hosts) n += host.completed;
+        return n;
+    }
+
     @TearDown(Level.Trial)
     public void tearDown() {
-        long failed = host.failed;
-        long sendErrors = host.sendErrors;
-        int last = host.lastFailedStatus;
+        long failed = 0;
+        long sendErrors = 0;
+        int last = 0;
+        for (BenchQueue host : hosts) {
+            failed += host.failed;
+            sendErrors += host.sendErrors;
+            if (host.failed != 0) last = host.lastFailedStatus;
+        }
         rig.close();
         if (failed != 0 || sendErrors != 0) {
             throw new IllegalStateException(failed + " commands failed (last status 0x" + Integer.toHexString(last)
@@ -128,24 +160,30 @@ public class IoPathBenchmark {
         return (x >>> 1) % blocks;
     }
 
-    /** Sends a command on every free slot among the first {@code qd}. */
+    /** Sends a command on every free slot among the first {@code qd} of each connection. */
     private void refill() {
-        for (int s = 0; s < qd; s++) {
-            if (host.busy(s)) continue;
-            long lba = nextLba();
-            int rc = switch (kind) {
-                case 0 -> host.read(s, SoftBenchRig.NSID, lba, nlb, bytes);
-                case 1 -> host.writeInCapsule(s, SoftBenchRig.NSID, lba, nlb, bytes);
-                default -> host.writeKeyed(s, SoftBenchRig.NSID, lba, nlb, bytes);
-            };
-            if (rc != 0) throw new IllegalStateException("host post_send: " + rc);
+        for (BenchQueue host : hosts) {
+            for (int s = 0; s < qd; s++) {
+                if (host.busy(s)) continue;
+                long lba = nextLba();
+                int rc = switch (kind) {
+                    case 0 -> host.read(s, SoftBenchRig.NSID, lba, nlb, bytes);
+                    case 1 -> host.writeInCapsule(s, SoftBenchRig.NSID, lba, nlb, bytes);
+                    default -> host.writeKeyed(s, SoftBenchRig.NSID, lba, nlb, bytes);
+                };
+                if (rc != 0) throw new IllegalStateException("host post_send: " + rc);
+            }
         }
     }
 
     private void checkProgress(long turnsWithoutProgress) {
         if (turnsWithoutProgress > 1_000_000) {
-            throw new IllegalStateException("no I/O completes (outstanding " + host.outstanding() + ", failed "
-                    + host.failed + ", send errors " + host.sendErrors + ")");
+            StringBuilder why = new StringBuilder("no I/O completes:");
+            for (BenchQueue host : hosts) {
+                why.append(" (outstanding ").append(host.outstanding()).append(", failed ").append(host.failed)
+                        .append(", send errors ").append(host.sendErrors).append(')');
+            }
+            throw new IllegalStateException(why.toString());
         }
     }
 
@@ -154,11 +192,11 @@ public class IoPathBenchmark {
     public long io() {
         goal += BATCH;
         long idle = 0;
-        while (host.completed + host.failed < goal) {
+        while (done() < goal) {
             if (rig.step() == 0) checkProgress(++idle);
             refill();
         }
-        return host.completed;
+        return completed();
     }
 
     /**
@@ -212,18 +250,18 @@ public class IoPathBenchmark {
     @OperationsPerInvocation(BATCH)
     public long ioBreakdown(Breakdown b) {
         goal += BATCH;
-        long done0 = host.completed + host.failed;
+        long done0 = done();
         long idle = 0;
         com.sun.management.ThreadMXBean threads = Breakdown.THREADS;
-        while (host.completed + host.failed < goal) {
+        while (done() < goal) {
             long t0 = System.nanoTime();
             int w = rig.fabric.deliverAll();
             long t1 = System.nanoTime();
             long a1 = threads.getCurrentThreadAllocatedBytes();
-            w += rig.transport.pollerInvoker(0).invoke();
+            w += rig.runPollers();
             long a2 = threads.getCurrentThreadAllocatedBytes();
             long t2 = System.nanoTime();
-            w += host.poll();
+            w += rig.pollHosts();
             refill();
             long t3 = System.nanoTime();
             b.fabric += t1 - t0;
@@ -232,8 +270,8 @@ public class IoPathBenchmark {
             b.hostTime += t3 - t2;
             if (w == 0) checkProgress(++idle);
         }
-        b.ios += host.completed + host.failed - done0;
+        b.ios += done() - done0;
         b.publish();
-        return host.completed;
+        return completed();
     }
 }

@@ -56,7 +56,11 @@ public final class SoftBenchRig implements AutoCloseable {
     public final RamBackend ram;
     public final RdmaTransport transport;
     public final BenchQueue admin;
+    /** The first I/O queue ({@code ios.get(0)}). */
     public final BenchQueue io;
+    /** Every I/O queue, each its own RDMA connection of the one controller (qid 1, 2, ...). */
+    public final List<BenchQueue> ios;
+    private final BenchQueue[] ioArray;
     private final Runnable pump = this::pumpOnce;
 
     /**
@@ -72,6 +76,18 @@ public final class SoftBenchRig implements AutoCloseable {
     /** @param zeroCopy the transport's {@code zeroCopyRam}: keyed data straight to and from the RAM namespace */
     public SoftBenchRig(long namespaceBytes, int queueDepth, int maxIoBytes, boolean daemonMetrics, boolean zeroCopy)
             throws Exception {
+        this(namespaceBytes, queueDepth, maxIoBytes, daemonMetrics, zeroCopy, 1, 1);
+    }
+
+    /**
+     * @param ioQueues I/O queues (connections) of the one controller, 1 to 128, each of {@code queueDepth} entries;
+     *                 the transport's CQ size is raised so that they all fit on one poller, as an operator sets
+     *                 {@code transport.cq_size} for many connections
+     * @param pollers  the transport's pollers; the CM agent spreads the queues over them
+     */
+    public SoftBenchRig(long namespaceBytes, int queueDepth, int maxIoBytes, boolean daemonMetrics, boolean zeroCopy,
+                        int ioQueues, int pollers) throws Exception {
+        if (ioQueues < 1 || ioQueues > 128) throw new IllegalArgumentException("ioQueues 1..128: " + ioQueues);
         fabric.addDevice("t0", TARGET_IP);
         fabric.addDevice("h0", HOST_IP);
         target.addPort(new Port(1, DiscoveryLog.TRTYPE_RDMA, DiscoveryLog.ADRFAM_IPV4, TARGET_IP,
@@ -85,8 +101,12 @@ public final class SoftBenchRig implements AutoCloseable {
             ns.observer((NamespaceObserver) observerAndMeters[1]);
         }
         target.exposeSubsystem(1, SUBNQN);
-        transport = new RdmaTransport(fabric, RdmaTransportConfig.of(List.of(RdmaPortConfig.of(1, TARGET_IP, PORT)))
-                .withZeroCopyRam(zeroCopy), target);
+        RdmaTransportConfig config = RdmaTransportConfig.of(List.of(RdmaPortConfig.of(1, TARGET_IP, PORT)))
+                .withZeroCopyRam(zeroCopy).withPollers(pollers);
+        // Each queue reserves its receives and its send budget on its poller's CQ (about 3 x depth entries).
+        int cqNeeded = Integer.highestOneBit(Math.max(1, ioQueues * (4 * queueDepth + 64)) - 1) << 1;
+        if (cqNeeded > config.cqSize()) config = config.withCqSize(cqNeeded);
+        transport = new RdmaTransport(fabric, config, target);
         transport.open();
         InetSocketAddress src = new InetSocketAddress(HOST_IP, 0);
         InetSocketAddress dst = new InetSocketAddress(TARGET_IP, PORT);
@@ -95,9 +115,15 @@ public final class SoftBenchRig implements AutoCloseable {
         check(admin.nvmeConnect(SUBNQN, HOSTNQN, 0xFFFF, pump), "admin Connect");
         int cntlid = admin.lastResult0 & 0xFFFF;
         check(admin.enableController(pump), "Property Set CC.EN");
-        io = new BenchQueue(fabric, src, dst, 1, queueDepth, Math.max(maxIoBytes, 1024));
-        io.rdmaConnect(pump);
-        check(io.nvmeConnect(SUBNQN, HOSTNQN, cntlid, pump), "I/O queue Connect");
+        ioArray = new BenchQueue[ioQueues];
+        for (int q = 0; q < ioQueues; q++) {
+            BenchQueue b = new BenchQueue(fabric, src, dst, q + 1, queueDepth, Math.max(maxIoBytes, 1024));
+            ioArray[q] = b;
+            b.rdmaConnect(pump);
+            check(b.nvmeConnect(SUBNQN, HOSTNQN, cntlid, pump), "I/O queue " + (q + 1) + " Connect");
+        }
+        ios = List.of(ioArray);
+        io = ioArray[0];
         if (zeroCopy) {
             // The first keyed command has the CM agent register the namespace (step() does not run the CM agent).
             long before = io.completed;
@@ -108,7 +134,7 @@ public final class SoftBenchRig implements AutoCloseable {
             for (var d : transport.cm().deviceResources().values()) registered |= !d.registrations().isEmpty();
             if (!registered) throw new IllegalStateException("zero copy: the RAM namespace was not registered");
         }
-        io.completed = 0;
+        for (BenchQueue b : ioArray) b.completed = 0; // the Connects (and the registering read) do not count
     }
 
     private static void check(int status, String what) {
@@ -147,23 +173,39 @@ public final class SoftBenchRig implements AutoCloseable {
     private void pumpOnce() {
         fabric.deliverAll();
         transport.cmInvoker().invoke();
-        transport.pollerInvoker(0).invoke();
+        runPollers();
         admin.poll();
-        if (io != null) io.poll();
+        if (ioArray != null) {
+            for (BenchQueue b : ioArray) if (b != null) b.poll();
+        }
     }
 
-    /** One turn: the fabric delivers, the poller agent runs once, the I/O host polls. Returns work. */
+    /** Every poller agent's duty cycle, once each. Returns their work. */
+    public int runPollers() {
+        int w = 0;
+        for (int i = 0; i < transport.pollerCount(); i++) w += transport.pollerInvoker(i).invoke();
+        return w;
+    }
+
+    /** Every I/O queue of the host polls once. Returns the responses taken. */
+    public int pollHosts() {
+        int w = 0;
+        for (BenchQueue b : ioArray) w += b.poll();
+        return w;
+    }
+
+    /** One turn: the fabric delivers, each poller agent runs once, each I/O queue of the host polls. Returns work. */
     public int step() {
         int w = fabric.deliverAll();
-        w += transport.pollerInvoker(0).invoke();
-        w += io.poll();
+        w += runPollers();
+        w += pollHosts();
         return w;
     }
 
     @Override
     public void close() {
         transport.stop(5000);
-        io.close();
+        for (BenchQueue b : ioArray) b.close();
         admin.close();
         fabric.deliverAll();
         ram.close();
