@@ -2,7 +2,6 @@ package dev.nvmf.target.concurrent;
 
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 
 /**
@@ -11,13 +10,16 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
  * own, a {@code long[]} that only it writes: adding is an opaque load and store (plain instructions on x86), where
  * a {@code LongAdder} or an {@code AtomicLong} is a locked instruction per add. That was five per 4 KiB I/O before
  * (the namespace's SMART counters, the latency histogram's bucket and sum, the byte counter): a full fence each on
- * x86 (docs/performance.md, section 5).
+ * x86 (docs/performance.md, section 2).
  *
- * <p>A thread's stripe number comes from a thread-local, taken once per {@link #add} call, however many counters
- * that call adds to; the stripe itself is allocated on the thread's first add and then reused, so a warm thread
- * allocates nothing. Stripe numbers are never given back (a thread's exit has no hook), so a process that has
- * started more than {@link #MAX_STRIPES} writing threads over its life (the tests do) sends the later ones to one
- * shared stripe updated with atomic adds: slower, never wrong.
+ * <p>A thread finds its stripe from its thread id (unique for the life of the JVM): the id hashes to a home slot,
+ * and a slot holds the stripe of the thread that claimed it, its id stored beside the counters. The common case
+ * is a field load, a multiply and two array loads; a {@code ThreadLocal} lookup, what this used first, cost a
+ * tenth of the poller's time in a profile with 64 connections (docs/performance.md, section 2). A thread whose
+ * home slot another took probes the next slots (a few compares per add, no allocation); a stripe is allocated on
+ * a thread's first add to this row and then reused, so a warm thread allocates nothing. Slots are never given
+ * back (a thread's exit has no hook), so once {@link #MAX_STRIPES} threads have added to a row over the life of
+ * the process (the tests start many), later ones add to one shared stripe with atomic adds: slower, never wrong.
  *
  * <p>Why not the transport's {@code PollerCounter}, which keys its slots by poller index: these counters are added
  * to by whichever thread completes a command (a poller for a RAM namespace, an I/O worker or librbd's callback
@@ -28,30 +30,28 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
  * as Prometheus allows for a histogram's buckets and its sum.
  */
 public final class StripedLongs {
-    /** Threads that get a stripe of their own, over the life of the process. */
+    /** Threads that get a stripe of their own in one row, over the life of the process (a power of two). */
     public static final int MAX_STRIPES = 64;
-    /** The stripe number of threads that came after {@link #MAX_STRIPES}: they share one, with atomic adds. */
-    private static final int SHARED = -1;
     /** 64 bytes of padding after a stripe's counters: two threads' stripes never share a cache line. */
     private static final int PAD = 8;
     private static final VarHandle LONGS = MethodHandles.arrayElementVarHandle(long[].class);
 
-    private static final AtomicInteger NEXT_STRIPE = new AtomicInteger();
-    /** The current thread's stripe number (an Integer from the small-value cache: reading it allocates nothing). */
-    private static final ThreadLocal<Integer> STRIPE = ThreadLocal.withInitial(() -> {
-        int s = NEXT_STRIPE.getAndIncrement();
-        return s < MAX_STRIPES ? s : SHARED;
-    });
+    /** Where a stripe keeps its owner's thread id: after the counters, in the padding. */
+    private static final int OWNER = 0;
+    private static final int HASH_SHIFT = Long.SIZE - Integer.numberOfTrailingZeros(MAX_STRIPES);
 
     private final int width;
-    /** Stripe {@code s} of thread-stripe number {@code s}, null until that thread first adds. */
+    /** The stripes by slot, null until a thread claims the slot (then never changed). */
     private final AtomicReferenceArray<long[]> stripes = new AtomicReferenceArray<>(MAX_STRIPES);
     private final long[] shared;
+    /** Index of the owner's thread id in a stripe. */
+    private final int owner;
 
     /** @param width how many counters the row has (indexes 0 to width - 1) */
     public StripedLongs(int width) {
         if (width <= 0) throw new IllegalArgumentException("width must be > 0: " + width);
         this.width = width;
+        this.owner = width + OWNER;
         this.shared = new long[width + PAD];
     }
 
@@ -106,17 +106,33 @@ public final class StripedLongs {
         return total;
     }
 
-    /** The current thread's stripe, allocated on its first add (only that thread ever stores it). */
+    /** The current thread's stripe: the one its id claimed, claimed now on its first add, or the shared one. */
     private long[] stripe() {
-        int n = STRIPE.get();
-        if (n == SHARED) {
-            return shared;
+        long id = Thread.currentThread().threadId();
+        int home = (int) ((id * 0x9E3779B97F4A7C15L) >>> HASH_SHIFT);
+        long[] s = stripes.getAcquire(home);
+        if (s != null && s[owner] == id) {
+            return s;
         }
-        long[] s = stripes.getPlain(n);
-        if (s == null) {
-            s = new long[width + PAD];
-            stripes.setRelease(n, s);
+        return claim(id, home);
+    }
+
+    /** Finds or claims the thread's slot, from its home slot on; the shared stripe when every slot is taken. */
+    private long[] claim(long id, int home) {
+        long[] mine = null;
+        for (int k = 0; k < MAX_STRIPES; k++) {
+            int slot = (home + k) & (MAX_STRIPES - 1);
+            long[] s = stripes.getAcquire(slot);
+            if (s == null) {
+                if (mine == null) {
+                    mine = new long[width + PAD];
+                    mine[owner] = id;
+                }
+                if (stripes.compareAndSet(slot, null, mine)) return mine;
+                s = stripes.getAcquire(slot); // another thread claimed it first
+            }
+            if (s[owner] == id) return s;
         }
-        return s;
+        return shared;
     }
 }

@@ -10,7 +10,7 @@ import io.prometheus.metrics.model.snapshots.Labels;
  * One series of {@code nvmf_io_latency_seconds}: fixed buckets ({@link TargetMetrics#LATENCY_BUCKETS}) and a sum,
  * and the bytes its commands moved ({@code nvmf_io_bytes_total}), recorded with no clock read, no locked
  * instruction and no allocation: each recording thread adds to a stripe of its own ({@link StripedLongs}, one
- * thread-local lookup for all three counters; before, they were three atomic adds). It replaces a Micrometer {@code Timer},
+ * stripe lookup for all three counters; before, they were three atomic adds). It replaces a Micrometer {@code Timer},
  * whose recording also kept a decaying maximum (a clock read and a compare-and-set loop per I/O), a floating-point
  * total and a binary search over the buckets: on the soft fabric that was about 13% of a 4 KiB read's CPU
  * (docs/performance.md, section 2). Safe to record from any thread; read at scrape time, where a bucket count and

@@ -45,8 +45,7 @@ class StripedLongsTest {
     @Test
     void threadsPastTheStripeLimitShareOneStripeWithoutLosingAdds() throws Exception {
         StripedLongs c = new StripedLongs(1);
-        // More threads than there are stripes over the life of the process: whatever the earlier tests in this
-        // JVM took, at least 8 of these land on the shared stripe, and they run at once.
+        // More threads than a row has stripes: 8 of these land on the shared stripe, and they all run at once.
         int threads = StripedLongs.MAX_STRIPES + 8;
         int adds = 20_000;
         CountDownLatch start = new CountDownLatch(1);

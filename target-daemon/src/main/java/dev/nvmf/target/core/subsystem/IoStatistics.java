@@ -5,7 +5,7 @@ import dev.nvmf.target.concurrent.StripedLongs;
 /**
  * A namespace's counters for the SMART / Health log (NVMe Base 2.0 figure 207): commands and bytes, added on the
  * I/O path by any poller or backend thread. Each writing thread adds to a stripe of its own with plain stores
- * ({@link StripedLongs}): one thread-local lookup per command and no locked instruction; the log page, which is
+ * ({@link StripedLongs}): one stripe lookup by thread id per command and no locked instruction; the log page, which is
  * rare, adds the stripes up. A warm thread allocates nothing.
  */
 public final class IoStatistics {
