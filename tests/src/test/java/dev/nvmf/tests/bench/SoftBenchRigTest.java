@@ -121,6 +121,30 @@ class SoftBenchRigTest {
         }
     }
 
+    /** The JMH benchmark with these parameters (metrics on), set up as JMH would. */
+    private static IoPathBenchmark benchmark(String op, int bytes, boolean zeroCopy, int qd, int connections,
+                                             int pollers) throws Exception {
+        IoPathBenchmark b = new IoPathBenchmark();
+        b.op = op;
+        b.bytes = bytes;
+        b.zeroCopy = zeroCopy;
+        b.qd = qd;
+        b.connections = connections;
+        b.pollers = pollers;
+        b.observer = "metrics";
+        b.setUp();
+        return b;
+    }
+
+    /** Runs {@code n} invocations of {@code io()}; returns the I/Os completed in all. */
+    private static long invocations(IoPathBenchmark b, int n) {
+        long done = 0;
+        for (int i = 0; i < n; i++) {
+            done = b.io();
+        }
+        return done;
+    }
+
     @Test
     void benchmarkLoopCompletesEveryBatchWithoutErrors() throws Exception {
         String[][] runs = {{"read", "4096", "false"}, {"write", "4096", "false"}, {"writeKeyed", "4096", "false"},
@@ -128,17 +152,8 @@ class SoftBenchRigTest {
                 {"writeKeyed", "131072", "true"}};
         for (String[] run : runs) {
             String op = run[0] + " " + run[1] + " zero copy " + run[2];
-            IoPathBenchmark b = new IoPathBenchmark();
-            b.op = run[0];
-            b.bytes = Integer.parseInt(run[1]);
-            b.zeroCopy = Boolean.parseBoolean(run[2]);
-            b.qd = 32;
-            b.observer = "metrics";
-            b.setUp();
-            long done = 0;
-            for (int i = 0; i < 20; i++) {
-                done = b.io();
-            }
+            IoPathBenchmark b = benchmark(run[0], Integer.parseInt(run[1]), Boolean.parseBoolean(run[2]), 32, 1, 1);
+            long done = invocations(b, 20);
             // 20 invocations of 256 I/Os each: at least that many completed (a few more may have in the last turn).
             assertTrue(done >= 20 * IoPathBenchmark.BATCH && done < 20 * IoPathBenchmark.BATCH + 32, op + ": " + done);
             IoPathBenchmark.Breakdown br = new IoPathBenchmark.Breakdown();
@@ -151,19 +166,8 @@ class SoftBenchRigTest {
 
     @Test
     void benchmarkLoopOverManyConnectionsAndTwoPollersCompletesWithoutErrors() throws Exception {
-        IoPathBenchmark b = new IoPathBenchmark();
-        b.op = "read";
-        b.bytes = 4096;
-        b.zeroCopy = true;
-        b.qd = 8;
-        b.connections = 16;
-        b.pollers = 2;
-        b.observer = "metrics";
-        b.setUp();
-        long done = 0;
-        for (int i = 0; i < 10; i++) {
-            done = b.io();
-        }
+        IoPathBenchmark b = benchmark("read", 4096, true, 8, 16, 2);
+        long done = invocations(b, 10);
         assertTrue(done >= 10 * IoPathBenchmark.BATCH && done < 10 * IoPathBenchmark.BATCH + 16 * 8, "" + done);
         // A one-off allocation (a late JIT transition) shows in one round; one per I/O in every round.
         double least = Double.MAX_VALUE;

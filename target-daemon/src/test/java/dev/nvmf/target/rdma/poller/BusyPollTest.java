@@ -273,6 +273,25 @@ class BusyPollTest {
         }
     }
 
+    /**
+     * The poller's poll_cq count, wake-ups and acknowledged CQ events, read while it is blocked: the epoll_wait it
+     * counted (after its last poll) has not returned, before and after the reads. Read without that check, a late
+     * completion could wake it between the test's look at "blocked" and its reads, and the wake-up would be in the
+     * snapshot while the duty cycle after it was not: a duty cycle seemingly without a wake-up.
+     */
+    private static long[] blockedSnapshot(VerbsCalls calls, EventWaiter waiter) {
+        long[] at = new long[3];
+        awaitCondition(() -> {
+            long epolls = calls.count(Call.EPOLL_WAIT);
+            long wakeups = waiter.wakeups();
+            at[0] = calls.count(Call.POLL_CQ);
+            at[1] = wakeups;
+            at[2] = calls.count(Call.ACK_CQ_EVENTS);
+            return epolls == wakeups + 1 && waiter.wakeups() == wakeups && calls.count(Call.EPOLL_WAIT) == epolls;
+        }, "a consistent look at the blocked poller");
+        return at;
+    }
+
     @Test
     void anIdlePollerBlocksAndMakesNoDutyCycles() throws Exception {
         SoftFabric fabric = SoftFabric.automatic();
@@ -303,9 +322,10 @@ class BusyPollTest {
                         && q.count(RequestState.SENDING) == 0 && q.count(RequestState.EXECUTING) == 0,
                         () -> "the poller blocked after I/O " + c
                         + ": calls " + java.util.Arrays.toString(calls.snapshot()) + ", wakeups " + waiter.wakeups());
-                long polls = calls.count(Call.POLL_CQ);
-                long wakeups = waiter.wakeups();
-                long events = calls.count(Call.ACK_CQ_EVENTS);
+                long[] at = blockedSnapshot(calls, waiter);
+                long polls = at[0];
+                long wakeups = at[1];
+                long events = at[2];
                 // Nothing happens: no duty cycle and no wake-up, for as long as we look. The automatic fabric may
                 // still hand over a completion late (its own thread, on a loaded host): a wake-up must then have read
                 // a CQ event; one with no event (a timeout, a spurious return) fails.
@@ -318,9 +338,10 @@ class BusyPollTest {
                         assertTrue(woke >= 1, "a duty cycle without a wake-up");
                         assertTrue(calls.count(Call.ACK_CQ_EVENTS) - events >= woke,
                                 "a wake-up while idle without a CQ event: " + java.util.Arrays.toString(calls.snapshot()));
-                        polls = calls.count(Call.POLL_CQ);
-                        wakeups = waiter.wakeups();
-                        events = calls.count(Call.ACK_CQ_EVENTS);
+                        at = blockedSnapshot(calls, waiter);
+                        polls = at[0];
+                        wakeups = at[1];
+                        events = at[2];
                     }
                     Thread.onSpinWait();
                 }
