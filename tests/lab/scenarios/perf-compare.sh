@@ -16,6 +16,9 @@
 # driver, rxe's softirqs and the target together) per I/O, for both targets: comparable, but not the target's
 # own. For the daemon also its process CPU (utime+stime of /proc/PID/stat: pollers, CM thread, JIT, GC,
 # metrics) and its poller threads' and JIT compiler threads' alone (logs/daemon-threads-cpu.txt: every group).
+# Both the guest's CPU and the pollers' are split by mode: user, system (system calls and kernel threads) and, for
+# the guest, interrupts and softirqs, to show where an I/O's CPU goes: our code, the kernel's verbs and rxe paths.
+# Downcalls: the daemon's verbs calls per I/O in each job (nvmf_rdma_verbs_calls_total, scraped before and after).
 # The kernel target's work runs in kworkers, softirq and interrupt context shared with the host side: it cannot
 # be attributed to the target, so there is no per-process figure for it.
 #
@@ -28,7 +31,10 @@
 # without the AOT cache; default: with it when the build trained one), NVMF_BUILD_DIR (the Maven
 # output folder bin/nvmf-target looks in; without a packaged jar the daemon's main class runs from LAB_CLASSPATH).
 # Results (results.properties): <target>_<job>_{iops,mbps,ios,err,clat_mean_us,clat_p50_us,clat_p99_us,
-# guest_cpu_us_per_io}, daemon_<job>_{proc,poller,jit}_cpu_us_per_io, daemon_aot_cache, link_write4k_{mbps,msgs},
+# guest_cpu_us_per_io,guest_{user,sys,irq}_cpu_us_per_io}, daemon_<job>_{proc,poller,jit}_cpu_us_per_io,
+# daemon_<job>_poller_{user,sys}_cpu_us_per_io, daemon_<job>_calls_<call>{,_per_io} (call: poll_cq poll_cq_empty
+# post_send post_recv req_notify_cq get_cq_event ack_cq_events epoll_wait), daemon_<job>_calls_all_per_io (every
+# call but the empty polls, counted in poll_cq already), daemon_aot_cache, link_write4k_{mbps,msgs},
 # link_read4k_{mbps,msgs}, jobs_ok; the table: perf-table.md in the results folder (and on stdout).
 . "$LAB_REPO/tests/lab/guest/lib.sh"
 # This scenario measures the JIT: every JVM of it runs with the JDK's defaults (boot.sh sets C1 only for the others).
@@ -52,19 +58,33 @@ JOB_LIMIT=$((RUNTIME * 6 + 90))    # fio's own bound: start-up under emulation i
 # Every helper between the jobs uses shell builtins only and sets a variable instead of printing: under TCG a
 # fork+exec costs a good part of a second, and a few dozen of them per job used to add minutes to the run.
 
-# G: busy jiffies of the whole guest: user nice system irq softirq steal (not idle, not iowait).
-guest_busy() { local -a a; read -r -a a < /proc/stat; G=$((a[1] + a[2] + a[3] + a[6] + a[7] + a[8])); }
-# P: utime+stime of process $1 (all its threads), in jiffies. The comm field may hold spaces: cut after ") ".
-stat_cpu() { local s; local -a f; read -r s < "$1" 2>/dev/null || { P=0; return 1; }; s=${s##*) }
-  read -r -a f <<< "$s"; P=$((f[11] + f[12])); }
+# G: busy jiffies of the whole guest: user nice system irq softirq steal (not idle, not iowait); of them GU in user
+# mode (user, nice), GS in system calls and kernel threads (system), GI in interrupts and softirqs (irq, softirq:
+# rxe's receive path and the kernel target's completions run there).
+guest_busy() { local -a a; read -r -a a < /proc/stat; G=$((a[1] + a[2] + a[3] + a[6] + a[7] + a[8]))
+  GU=$((a[1] + a[2])); GS=${a[3]}; GI=$((a[6] + a[7])); }
+# P: utime+stime of process $1 (all its threads), in jiffies; PU the utime (user mode: our code and the verbs
+# provider's user-space part), PS the stime (in the kernel: system calls, rxe's send path among them). The comm
+# field may hold spaces: cut after ") ".
+stat_cpu() { local s; local -a f; read -r s < "$1" 2>/dev/null || { P=0 PU=0 PS=0; return 1; }; s=${s##*) }
+  read -r -a f <<< "$s"; PU=${f[11]}; PS=${f[12]}; P=$((PU + PS)); }
 proc_cpu() { stat_cpu "/proc/$1/stat"; }
-# Q: utime+stime of the threads of process $1 whose name starts with $2 (names are cut to 15 characters).
+# Q: utime+stime of the threads of process $1 whose name starts with $2 (names are cut to 15 characters); QU, QS
+# the two parts.
 threads_cpu() {
-  local t c; Q=0
+  local t c; Q=0 QU=0 QS=0
   for t in /proc/"$1"/task/*; do
     read -r c < "$t/comm" 2>/dev/null || continue
-    [[ $c == "$2"* ]] && stat_cpu "$t/stat" && Q=$((Q + P))
+    [[ $c == "$2"* ]] && stat_cpu "$t/stat" && Q=$((Q + P)) QU=$((QU + PU)) QS=$((QS + PS))
   done
+}
+# The daemon's verbs downcalls (nvmf_rdma_verbs_calls_total{poller,call}, summed over pollers) into file $1, one
+# "call count" line each. Outside the measured window: curl and awk are a fork+exec each, slow under TCG.
+CALLS="poll_cq poll_cq_empty post_send post_recv req_notify_cq get_cq_event ack_cq_events epoll_wait"
+verbs_calls() {
+  curl -s --max-time 20 "http://127.0.0.1:9464/metrics" | awk '/^nvmf_rdma_verbs_calls_total\{/ {
+      if (match($0, /call="[a-z_]+"/)) { c = substr($0, RSTART + 6, RLENGTH - 7); n[c] += $NF } }
+    END { for (c in n) printf "%s %d\n", c, n[c] }' > "$1"
 }
 # THREADS_<n>: CPU jiffies of process $1's threads grouped by name without its number ("GC Thread#1" -> "GC
 # Thread"), into the associative array named $2.
@@ -81,6 +101,9 @@ us_per_io() {
   local x
   if [ "$2" -gt 0 ]; then x=$(( $1 * 10000000 / HZ / $2 )); U="$((x / 10)).$((x % 10))"; else U=n/a; fi
 }
+
+# V2: $1 per $2 with two decimals (0.00 when $2 is 0)
+per_io_2() { local x=0; [ "$2" -gt 0 ] && x=$(( $1 * 100 / $2 )); printf -v V2 '%d.%02d' $((x / 100)) $((x % 100)); }
 
 # --- fio -----------------------------------------------------------------------------------------------------
 
@@ -108,11 +131,13 @@ job_opts() {
 
 # run_job TARGET JOB DEV [PID]: one measured fio job; records its numbers and CPU deltas.
 run_job() {
-  local tgt=$1 job=$2 dev=$3 pid=${4:-} name="fio-$1-$2" g0 p0=0 p1=0 q0=0 q1=0 c0=0 c1=0 kb iops ios err k=${1}_$2 out
+  local tgt=$1 job=$2 dev=$3 pid=${4:-} name="fio-$1-$2" g0 gu0 gs0 gi0 p0=0 p1=0 q0=0 q1=0 qu0=0 qu1=0 qs0=0 qs1=0
+  local c0=0 c1=0 kb iops ios err k=${1}_$2 out
   job_opts "$job"
-  guest_busy; g0=$G
+  [ -n "$pid" ] && verbs_calls "$LAB_LOGS/$name.calls0"
+  guest_busy; g0=$G gu0=$GU gs0=$GS gi0=$GI
   if [ -n "$pid" ]; then
-    proc_cpu "$pid"; p0=$P; threads_cpu "$pid" nvmf-rdma-poll; q0=$Q
+    proc_cpu "$pid"; p0=$P; threads_cpu "$pid" nvmf-rdma-poll; q0=$Q qu0=$QU qs0=$QS
     threads_cpu "$pid" "C1 Compiler"; c0=$Q; threads_cpu "$pid" "C2 Compiler"; c0=$((c0 + Q))
   fi
   run_step "$name" "$JOB_LIMIT" fio --name="$name" --output-format=terse,normal --filename="$dev" \
@@ -121,8 +146,9 @@ run_job() {
   local rc=$?
   guest_busy
   if [ -n "$pid" ]; then
-    proc_cpu "$pid"; p1=$P; threads_cpu "$pid" nvmf-rdma-poll; q1=$Q
+    proc_cpu "$pid"; p1=$P; threads_cpu "$pid" nvmf-rdma-poll; q1=$Q qu1=$QU qs1=$QS
     threads_cpu "$pid" "C1 Compiler"; c1=$Q; threads_cpu "$pid" "C2 Compiler"; c1=$((c1 + Q))
+    verbs_calls "$LAB_LOGS/$name.calls1"
   fi
   [ $rc = 0 ] || { lab_log "fio $name exit $rc"; return 1; }
   terse_fields "$LAB_LOGS/$name.log" || { lab_log "fio $name: no terse line"; return 1; }
@@ -142,7 +168,31 @@ ${k}_clat_p99_us=$V"
   fi
   us_per_io $((G - g0)) "$ios"; out="$out
 ${k}_guest_cpu_us_per_io=$U"
+  us_per_io $((GU - gu0)) "$ios"; out="$out
+${k}_guest_user_cpu_us_per_io=$U"
+  us_per_io $((GS - gs0)) "$ios"; out="$out
+${k}_guest_sys_cpu_us_per_io=$U"
+  us_per_io $((GI - gi0)) "$ios"; out="$out
+${k}_guest_irq_cpu_us_per_io=$U"
   if [ -n "$pid" ]; then
+    us_per_io $((qu1 - qu0)) "$ios"; out="$out
+${k}_poller_user_cpu_us_per_io=$U"
+    us_per_io $((qs1 - qs0)) "$ios"; out="$out
+${k}_poller_sys_cpu_us_per_io=$U"
+    # Downcalls per I/O, two decimals (per 100 I/Os in integers), and the counts themselves.
+    local c n all=0; local -A d=()
+    while read -r c n; do d[$c]=$n; done < <(awk 'NR == FNR { a[$1] = $2; next } { print $1, $2 - a[$1] }' \
+      "$LAB_LOGS/$name.calls0" "$LAB_LOGS/$name.calls1")
+    for c in $CALLS; do
+      n=${d[$c]:-0}
+      [ "$c" = poll_cq_empty ] || all=$((all + n))
+      per_io_2 "$n" "$ios"; out="$out
+${k}_calls_$c=$n
+${k}_calls_${c}_per_io=$V2"
+    done
+    per_io_2 "$all" "$ios"
+    out="$out
+${k}_calls_all_per_io=$V2"
     us_per_io $((p1 - p0)) "$ios"; out="$out
 ${k}_proc_cpu_us_per_io=$U"
     us_per_io $((q1 - q0)) "$ios"; out="$out
@@ -340,7 +390,21 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a + 0 > 0 && b + 0 > 0) printf "%
     k=$(val "kernel_${job}_guest_cpu_us_per_io"); d=$(val "daemon_${job}_guest_cpu_us_per_io")
     echo "| $job | guest CPU us/IO (all) | $k | $d | $(ratio "$d" "$k") |"
     echo "| $job | target process CPU us/IO | n/a (kworkers) | $(val "daemon_${job}_proc_cpu_us_per_io") | |"
+    k=$(val "kernel_${job}_guest_user_cpu_us_per_io"); d=$(val "daemon_${job}_guest_user_cpu_us_per_io")
+    echo "| $job | guest CPU us/IO in user mode | $k | $d | $(ratio "$d" "$k") |"
+    k=$(val "kernel_${job}_guest_sys_cpu_us_per_io"); d=$(val "daemon_${job}_guest_sys_cpu_us_per_io")
+    echo "| $job | guest CPU us/IO in system calls and kernel threads | $k | $d | $(ratio "$d" "$k") |"
+    k=$(val "kernel_${job}_guest_irq_cpu_us_per_io"); d=$(val "daemon_${job}_guest_irq_cpu_us_per_io")
+    echo "| $job | guest CPU us/IO in interrupts and softirqs | $k | $d | $(ratio "$d" "$k") |"
     echo "| $job | poller threads CPU us/IO | n/a | $(val "daemon_${job}_poller_cpu_us_per_io") | |"
+    echo "| $job | of it in user mode / in the kernel | n/a | $(val "daemon_${job}_poller_user_cpu_us_per_io") /" \
+      "$(val "daemon_${job}_poller_sys_cpu_us_per_io") | |"
+    echo "| $job | verbs downcalls per I/O (poll_cq, of them empty, post_send, post_recv, req_notify_cq," \
+      "get_cq_event, epoll_wait; all) | n/a | $(val "daemon_${job}_calls_poll_cq_per_io"), $(val \
+      "daemon_${job}_calls_poll_cq_empty_per_io"), $(val "daemon_${job}_calls_post_send_per_io"), $(val \
+      "daemon_${job}_calls_post_recv_per_io"), $(val "daemon_${job}_calls_req_notify_cq_per_io"), $(val \
+      "daemon_${job}_calls_get_cq_event_per_io"), $(val "daemon_${job}_calls_epoll_wait_per_io"); $(val \
+      "daemon_${job}_calls_all_per_io") | |"
     echo "| $job | JIT compiler threads CPU us/IO | n/a | $(val "daemon_${job}_jit_cpu_us_per_io") | |"
   done
   echo

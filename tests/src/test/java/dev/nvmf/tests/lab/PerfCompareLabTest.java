@@ -15,7 +15,8 @@ import org.junit.jupiter.api.Test;
  * The kernel target (nvmet-rdma on null_blk) and our daemon (RAM namespace) side by side in one lab boot, the same
  * fio jobs over the same Soft-RoCE link (tests/lab/scenarios/perf-compare.sh). Speed is measured and printed,
  * never asserted (TCG emulation: only the ratio within one boot means anything). What is asserted: every job ran
- * on both targets, did I/O, and finished with fio error 0; both hosts' controllers crossed the veth pair.
+ * on both targets, did I/O, and finished with fio error 0; both hosts' controllers crossed the veth pair; the
+ * daemon's verbs downcalls were counted in every job.
  */
 @Tag("perf")
 class PerfCompareLabTest {
@@ -36,6 +37,14 @@ class PerfCompareLabTest {
                 assertEquals("0", res.get(key + "_err"), () -> key + " fio error\n" + r.describe());
                 long ios = Long.parseLong(res.getOrDefault(key + "_ios", "0"));
                 assertTrue(ios > 0, () -> key + " did no I/O\n" + r.describe());
+            }
+        }
+        // The downcall counts come from the daemon's metrics: every job polled its CQ and posted its responses.
+        for (String job : JOBS) {
+            for (String call : new String[] {"poll_cq", "post_send", "post_recv"}) {
+                String key = "daemon_" + job + "_calls_" + call;
+                long n = Long.parseLong(res.getOrDefault(key, "0"));
+                assertTrue(n > 0, () -> key + " = " + n + ": the verbs calls were not scraped\n" + r.describe());
             }
         }
         assertEquals("0", res.get("daemon_exit"), () -> "daemon exit status after SIGTERM\n" + r.describe());
