@@ -27,7 +27,8 @@
 # Environment: PERF_RUNTIME (seconds per job, default 8), PERF_WARMUP (seconds of warm-up of the kernel target,
 # default 6), PERF_DAEMON_WARMUP (of the daemon, default 24: its JIT compiles under emulation), PERF_SIZE_MB
 # (the range fio touches, default 256), PERF_PERFTEST (0 skips the link ceiling), PERF_TRANSPORT (the daemon's
-# transport keys, below), PERF_JAVA_OPTS (JVM options added to the daemon's, e.g. -XX:+UseSerialGC), PERF_AOT (0: the daemon starts
+# transport keys, below), PERF_PROFILE (jobs to profile with perf(1), below), PERF_JAVA_OPTS (JVM options added
+# to the daemon's, e.g. -XX:+UseSerialGC), PERF_AOT (0: the daemon starts
 # without the AOT cache; default: with it when the build trained one), NVMF_BUILD_DIR (the Maven
 # output folder bin/nvmf-target looks in; without a packaged jar the daemon's main class runs from LAB_CLASSPATH).
 # Results (results.properties): <target>_<job>_{iops,mbps,ios,err,clat_mean_us,clat_p50_us,clat_p99_us,
@@ -102,6 +103,43 @@ us_per_io() {
   if [ "$2" -gt 0 ]; then x=$(( $1 * 10000000 / HZ / $2 )); U="$((x / 10)).$((x % 10))"; else U=n/a; fi
 }
 
+# PERF_PROFILE=JOB[,JOB...]: where the guest's CPU goes in those jobs, for both targets: perf(1) samples every CPU
+# on the cpu-clock (a timer: TCG has no PMU) at 499 Hz while fio runs, and after the daemon exits (its JVM writes
+# /tmp/perf-PID.map for its compiled Java methods: -XX:+DumpPerfMapAtExit) reports the top symbols by command,
+# library and symbol into logs/profile-fio-TARGET-JOB.txt. Sampling costs both targets alike; the rates are not
+# the unprofiled run's.
+PROFILE_JOBS=",${PERF_PROFILE:-},"
+# perf starts with its events disabled (-D -1) and is enabled over its control fifo once it is ready: its start
+# (reading every process's maps, the kernel's symbols) takes tens of seconds under TCG, most of a job. Both fifos
+# are opened read-write here, so neither side's open blocks.
+profile_start() {
+  local job=${1#fio-*-} ctl=$LAB_RUN/$1.ctl ack=$LAB_RUN/$1.ack a=""
+  [[ $PROFILE_JOBS == *",$job,"* ]] || return 0
+  mkfifo "$ctl" "$ack" || return 0
+  exec {PCTL}<>"$ctl" {PACK}<>"$ack"
+  start_bg "perf-$1" perf record -a -F 499 -e cpu-clock -D -1 --control "fifo:$ctl,$ack" -o "$LAB_RUN/$1.perf.data"
+  echo enable >&"$PCTL"
+  read -r -t 180 a <&"$PACK"
+  lab_log "perf record ($1): ${a:-no ack within 180 s}"
+}
+profile_stop() {
+  bg_alive "perf-$1" || return 0
+  kill -INT "$(bg_pid "perf-$1")"; wait_for "! bg_alive perf-$1" 60 "perf record ($1) exits" || stop_bg "perf-$1" 5
+  exec {PCTL}>&- {PACK}>&-
+}
+profile_reports() {
+  local f n
+  for f in "$LAB_RUN"/*.perf.data; do
+    [ -e "$f" ] || continue
+    n=$(basename "$f" .perf.data)
+    run_step "report-$n" 300 perf report -i "$f" --stdio --no-children --sort comm,dso,sym --percent-limit 0.3 \
+      > /dev/null
+    mv "$LAB_LOGS/report-$n.log" "$LAB_LOGS/profile-$n.txt"
+    run_step "report-dso-$n" 300 perf report -i "$f" --stdio --no-children --sort comm,dso > /dev/null
+    cat "$LAB_LOGS/report-dso-$n.log" >> "$LAB_LOGS/profile-$n.txt"; rm -f "$LAB_LOGS/report-dso-$n.log"
+  done
+}
+
 # V2: $1 per $2 with two decimals (0.00 when $2 is 0)
 per_io_2() { local x=0; [ "$2" -gt 0 ] && x=$(( $1 * 100 / $2 )); printf -v V2 '%d.%02d' $((x / 100)) $((x % 100)); }
 
@@ -134,6 +172,7 @@ run_job() {
   local tgt=$1 job=$2 dev=$3 pid=${4:-} name="fio-$1-$2" g0 gu0 gs0 gi0 p0=0 p1=0 q0=0 q1=0 qu0=0 qu1=0 qs0=0 qs1=0
   local c0=0 c1=0 kb iops ios err k=${1}_$2 out
   job_opts "$job"
+  profile_start "$name"
   [ -n "$pid" ] && verbs_calls "$LAB_LOGS/$name.calls0"
   guest_busy; g0=$G gu0=$GU gs0=$GS gi0=$GI
   if [ -n "$pid" ]; then
@@ -145,6 +184,7 @@ run_job() {
     --norandommap --randrepeat=0 --group_reporting > /dev/null
   local rc=$?
   guest_busy
+  profile_stop "$name"
   if [ -n "$pid" ]; then
     proc_cpu "$pid"; p1=$P; threads_cpu "$pid" nvmf-rdma-poll; q1=$Q qu1=$QU qs1=$QS
     threads_cpu "$pid" "C1 Compiler"; c1=$Q; threads_cpu "$pid" "C2 Compiler"; c1=$((c1 + Q))
@@ -257,6 +297,9 @@ logging:
   format: plain
 YAML
 cp "$CFG" "$LAB_LOGS/perf-daemon.yaml"
+PROFILE_OPTS=""
+[ -n "${PERF_PROFILE:-}" ] && PROFILE_OPTS="-XX:+UnlockDiagnosticVMOptions -XX:+DumpPerfMapAtExit"
+lab_result daemon_profile "${PERF_PROFILE:-none}"
 B=${NVMF_BUILD_DIR:-target}
 JAR=$(ls "$LAB_REPO/target-daemon/$B"/target-daemon-*.jar 2>/dev/null | head -n1)
 # (Entry names are stored uncompressed in a jar: grep finds them without starting a JVM, slow under TCG.)
@@ -265,13 +308,13 @@ if [ -n "$JAR" ] && [ -d "$LAB_REPO/target-daemon/$B/lib" ] && \
   lab_result launcher bin/nvmf-target
   # The AOT cache (if the build trained one) unless PERF_AOT=0; whether the JVM read it: daemon_aot_cache.
   start_bg daemon env NVMF_BUILD_DIR="$B" NVMF_JAVA_HOME="$LAB_JAVA_HOME" NVMF_AOT="${PERF_AOT:-1}" \
-    NVMF_JAVA_OPTS="-XX:-UsePerfData -Xlog:class+path=info:file=$LAB_LOGS/daemon-class-path.log ${PERF_JAVA_OPTS:-}" \
+    NVMF_JAVA_OPTS="-XX:-UsePerfData -Xlog:class+path=info:file=$LAB_LOGS/daemon-class-path.log $PROFILE_OPTS ${PERF_JAVA_OPTS:-}" \
     "$LAB_REPO/bin/nvmf-target" serve --config "$CFG"
 else
   lab_result launcher classpath
   lab_java_check || lab_die "no java"
   # shellcheck disable=SC2086 # PERF_JAVA_OPTS is a list of options
-  start_bg daemon "$LAB_JAVA_HOME/bin/java" --enable-native-access=ALL-UNNAMED -XX:-UsePerfData ${PERF_JAVA_OPTS:-} \
+  start_bg daemon "$LAB_JAVA_HOME/bin/java" --enable-native-access=ALL-UNNAMED -XX:-UsePerfData $PROFILE_OPTS ${PERF_JAVA_OPTS:-} \
     -cp "$LAB_CLASSPATH" dev.nvmf.target.cli.Main serve --config "$CFG"
 fi
 
@@ -357,6 +400,7 @@ nvme_disconnect "$DNQN" || lab_die "nvme disconnect (daemon)"
 stop_bg daemon 60
 RC=$?
 lab_result daemon_exit "$RC"
+profile_reports
 ktarget_teardown
 
 if [ "${PERF_PERFTEST:-1}" != 0 ]; then

@@ -2,6 +2,9 @@ package dev.nvmf.target.core;
 
 import dev.nvmf.target.backend.MemoryMedium;
 
+import org.agrona.concurrent.NanoClock;
+import org.agrona.concurrent.SystemNanoClock;
+
 import java.lang.foreign.MemorySegment;
 
 /**
@@ -45,6 +48,7 @@ public final class NvmeRequest {
     private long mediumOffset;
     private long mediumLength;
     private long startNanos;
+    private NanoClock clock = SystemNanoClock.INSTANCE;
     /** The core's half of the command (kernel: {@code struct nvmet_req}), created with the pooled request. */
     private final CommandContext context = new CommandContext();
 
@@ -123,10 +127,32 @@ public final class NvmeRequest {
         this.mediumLength = length;
     }
 
-    /** When the transport received the command (for latency metrics); the transport sets it. */
+    /** When the transport received the command (for latency metrics), on {@link #clock()}; the transport sets it. */
     public long startNanos() { return startNanos; }
 
-    public void startNanos(long nanos) { this.startNanos = nanos; }
+    /** The command was received at {@code nanos} on the system clock. */
+    public void startNanos(long nanos) {
+        this.clock = SystemNanoClock.INSTANCE;
+        this.startNanos = nanos;
+    }
+
+    /**
+     * The command was received now, on {@code clock}: the transport's (an RDMA poller's reads the time once per pass),
+     * which also times its completion ({@link #elapsedNanos()}).
+     */
+    public void start(NanoClock clock) {
+        this.clock = clock;
+        this.startNanos = clock.nanoTime();
+    }
+
+    /** The clock the command's start was read on. */
+    public NanoClock clock() { return clock; }
+
+    /** Nanoseconds since the command was received (0 when no start was set, never negative). */
+    public long elapsedNanos() {
+        long start = startNanos;
+        return start == 0 ? 0 : Math.max(0, clock.nanoTime() - start);
+    }
 
     /** The core's state of the command (the core's only; a transport never sees it). */
     CommandContext context() { return context; }

@@ -71,8 +71,7 @@ final class DaemonObserver implements TargetObserver {
         if (ns == null) {
             return;
         }
-        long start = ctx.request.startNanos();
-        long latency = start == 0 ? 0 : Math.max(0, System.nanoTime() - start);
+        long latency = ctx.request.elapsedNanos(); // on the transport's clock: the poller's pass, on its thread
         ns.observer().ioCompleted(ctx.opcode, status, latency, movesData(ctx.opcode) ? ctx.byteLength : 0);
     }
 

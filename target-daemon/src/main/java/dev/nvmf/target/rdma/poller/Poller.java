@@ -46,8 +46,10 @@ public final class Poller implements Agent, QueuePoller, NotifyingIdleStrategy.S
     private final int index;
     private final RdmaTransportConfig config;
     private final RdmaMetrics metrics;
-    /** Its clock (nanoseconds): the busy-poll period and the error log's rate limit read it. */
+    /** Its clock (nanoseconds): the error log's rate limit reads it, and {@link #passClock} caches it per pass. */
     private final LongSupplier clock;
+    /** The time of this pass: the busy-poll period and the commands' latency read it (at most once per pass). */
+    private final PassClock passClock;
     private final VerbsCalls calls = new VerbsCalls();
     private final CompletionInbox completed = new CompletionInbox();
     private final ManyToOneConcurrentArrayQueue<Runnable> commands = new ManyToOneConcurrentArrayQueue<>(COMMAND_CAPACITY);
@@ -86,6 +88,7 @@ public final class Poller implements Agent, QueuePoller, NotifyingIdleStrategy.S
         this.index = index;
         this.waiter = waiter;
         this.clock = clock;
+        this.passClock = new PassClock(clock);
         this.errorLog = new ErrorCompletionLog(index, clock);
         this.config = config;
         this.metrics = metrics;
@@ -112,15 +115,22 @@ public final class Poller implements Agent, QueuePoller, NotifyingIdleStrategy.S
     public String roleName() { return "nvmf-rdma-poller-" + index; }
 
     @Override
-    public void onStart() { thread = Thread.currentThread(); }
+    public void onStart() {
+        thread = Thread.currentThread();
+        passClock.ownedByCurrentThread();
+    }
 
     /**
      * How the thread that runs this agent waits when it is idle: it keeps polling for the configured busy-poll period
      * ({@code transport.busy_poll}) after its last completion or inbox item, then arms its CQs and blocks.
      */
     public IdleStrategy idleStrategy() {
-        return new NotifyingIdleStrategy(this, config.busyPollNanos(), clock);
+        return new NotifyingIdleStrategy(this, config.busyPollNanos(), passClock::nanoTime);
     }
+
+    /** The time of the current pass (read once per pass on this poller's thread; {@link PassClock}). */
+    @Override
+    public PassClock passClock() { return passClock; }
 
     /** The verbs downcalls this poller made (any thread reads them). */
     @Override
@@ -132,6 +142,7 @@ public final class Poller implements Agent, QueuePoller, NotifyingIdleStrategy.S
      */
     @Override
     public int doWork() {
+        passClock.newPass();
         int work = 0;
         PollerDevice[] devs = devices;
         for (PollerDevice d : devs) {

@@ -11,6 +11,12 @@ public interface QueuePoller {
     /** The poller's number (for logs). */
     int index();
 
+    /**
+     * The poller's clock for the commands of this pass: a command's start time and its completion's (read at most
+     * once per pass on the poller's thread; any other thread that reads it reads the source).
+     */
+    org.agrona.concurrent.NanoClock passClock();
+
     /** The poller's count of verbs downcalls: the queue counts its posts there (poller thread). */
     dev.nvmf.target.rdma.VerbsCalls verbsCalls();
 

@@ -448,7 +448,7 @@ public final class RdmaQueue implements QueueTransport {
     private void begin(RdmaRequest r) {
         NvmeRequest n = r.nvme;
         n.bind(r.command, r.response);
-        n.startNanos(System.nanoTime());
+        n.start(poller.passClock());
         int icd = Math.max(0, r.receivedLength - SubmissionQueueEntry.SIZE);
         int sglStatus = r.receivedLength < SubmissionQueueEntry.SIZE ? Status.INVALID_FIELD
                 : CommandSgl.parse(r, icd, params.maxIoSize(), maxDescriptors());

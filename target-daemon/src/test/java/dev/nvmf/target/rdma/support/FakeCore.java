@@ -87,6 +87,12 @@ public final class FakeCore implements QueueAcceptor {
         /** The reason the transport gave in transportFailed, or null. */
         public volatile String transportFailure;
         public volatile int lastTransportStatus;
+        /** Whether {@link #startNanos} and {@link #elapsedNanos} are kept (they allocate: off for allocation tests). */
+        public volatile boolean recordTimes;
+        /** Each begun command's {@link NvmeRequest#startNanos()}, in order (the transport's clock). */
+        public final List<Long> startNanos = java.util.Collections.synchronizedList(new ArrayList<>());
+        /** Each finished command's {@link NvmeRequest#elapsedNanos()} when the core completed it, in order. */
+        public final List<Long> elapsedNanos = java.util.Collections.synchronizedList(new ArrayList<>());
         private final ArrayDeque<NvmeRequest> held = new ArrayDeque<>();
         private int sqhd;
 
@@ -100,6 +106,7 @@ public final class FakeCore implements QueueAcceptor {
         @Override
         public boolean begin(NvmeRequest r) {
             begun++;
+            if (recordTimes) startNanos.add(r.startNanos());
             sqhd = (sqhd + 1) % sqSize;
             if (r.transportStatus() != 0) {
                 lastTransportStatus = r.transportStatus();
@@ -151,6 +158,7 @@ public final class FakeCore implements QueueAcceptor {
             cqe.set(JAVA_SHORT_UNALIGNED, 12, r.command().get(JAVA_SHORT_UNALIGNED, 2));
             cqe.set(JAVA_SHORT_UNALIGNED, 14, (short) (status << 1));
             completed++;
+            if (recordTimes) elapsedNanos.add(r.elapsedNanos());
             transport.complete(r);
         }
 
