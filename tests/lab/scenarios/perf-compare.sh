@@ -105,9 +105,9 @@ us_per_io() {
 
 # PERF_PROFILE=JOB[,JOB...]: where the guest's CPU goes in those jobs, for both targets: perf(1) samples every CPU
 # on the cpu-clock (a timer: TCG has no PMU) at 499 Hz while fio runs, and after the daemon exits (its JVM writes
-# /tmp/perf-PID.map for its compiled Java methods: -XX:+DumpPerfMapAtExit) reports the top symbols by command,
-# library and symbol into logs/profile-fio-TARGET-JOB.txt. Sampling costs both targets alike; the rates are not
-# the unprofiled run's.
+# /tmp/perf-PID.map for its compiled Java methods: -XX:+DumpPerfMapAtExit) reports the symbols by command, library
+# and symbol into logs/profile-fio-TARGET-JOB.txt, and keeps the samples (logs/*.perf.data), the guest's kallsyms
+# and the JVM's map. Sampling slows both targets (about half the IOPS): read shares, not rates.
 PROFILE_JOBS=",${PERF_PROFILE:-},"
 # perf starts with its events disabled (-D -1) and is enabled over its control fifo once it is ready: its start
 # (reading every process's maps, the kernel's symbols) takes tens of seconds under TCG, most of a job. Both fifos
@@ -128,16 +128,19 @@ profile_stop() {
   exec {PCTL}>&- {PACK}>&-
 }
 profile_reports() {
-  local f n
+  local f n=""
   for f in "$LAB_RUN"/*.perf.data; do
     [ -e "$f" ] || continue
     n=$(basename "$f" .perf.data)
-    run_step "report-$n" 300 perf report -i "$f" --stdio --no-children --sort comm,dso,sym --percent-limit 0.3 \
+    run_step "report-$n" 300 perf report -i "$f" --stdio --no-children --sort comm,dso,sym --percent-limit 0.02 \
       > /dev/null
     mv "$LAB_LOGS/report-$n.log" "$LAB_LOGS/profile-$n.txt"
     run_step "report-dso-$n" 300 perf report -i "$f" --stdio --no-children --sort comm,dso > /dev/null
     cat "$LAB_LOGS/report-dso-$n.log" >> "$LAB_LOGS/profile-$n.txt"; rm -f "$LAB_LOGS/report-dso-$n.log"
+    cp "$f" "$LAB_LOGS/"
   done
+  # For reports on the host (perf report --kallsyms): the guest's kernel symbols and the JVM's map of its code.
+  if [ -n "$n" ]; then cp /proc/kallsyms "$LAB_LOGS/kallsyms.txt"; cp /tmp/perf-*.map "$LAB_LOGS/" 2>/dev/null; fi
 }
 
 # V2: $1 per $2 with two decimals (0.00 when $2 is 0)
