@@ -209,19 +209,19 @@ ${k}_clat_mean_us=${F[15]%%.*}
 ${k}_clat_p50_us=$p50
 ${k}_clat_p99_us=$V"
   fi
-  us_per_io $((G - g0)) "$ios"; out="$out
-${k}_guest_cpu_us_per_io=$U"
-  us_per_io $((GU - gu0)) "$ios"; out="$out
-${k}_guest_user_cpu_us_per_io=$U"
-  us_per_io $((GS - gs0)) "$ios"; out="$out
-${k}_guest_sys_cpu_us_per_io=$U"
-  us_per_io $((GI - gi0)) "$ios"; out="$out
-${k}_guest_irq_cpu_us_per_io=$U"
+  # cpu_line NAME JIFFIES: "<target>_<job>_NAME_us_per_io=..." appended to out
+  cpu_line() { us_per_io "$2" "$ios"; out="$out
+${k}_$1_us_per_io=$U"; }
+  cpu_line guest_cpu $((G - g0))
+  cpu_line guest_user_cpu $((GU - gu0))
+  cpu_line guest_sys_cpu $((GS - gs0))
+  cpu_line guest_irq_cpu $((GI - gi0))
   if [ -n "$pid" ]; then
-    us_per_io $((qu1 - qu0)) "$ios"; out="$out
-${k}_poller_user_cpu_us_per_io=$U"
-    us_per_io $((qs1 - qs0)) "$ios"; out="$out
-${k}_poller_sys_cpu_us_per_io=$U"
+    cpu_line poller_user_cpu $((qu1 - qu0))
+    cpu_line poller_sys_cpu $((qs1 - qs0))
+    cpu_line proc_cpu $((p1 - p0))
+    cpu_line poller_cpu $((q1 - q0))
+    cpu_line jit_cpu $((c1 - c0))
     # Downcalls per I/O, two decimals (per 100 I/Os in integers), and the counts themselves.
     local c n all=0; local -A d=()
     while read -r c n; do d[$c]=$n; done < <(awk 'NR == FNR { a[$1] = $2; next } { print $1, $2 - a[$1] }' \
@@ -236,12 +236,6 @@ ${k}_calls_${c}_per_io=$V2"
     per_io_2 "$all" "$ios"
     out="$out
 ${k}_calls_all_per_io=$V2"
-    us_per_io $((p1 - p0)) "$ios"; out="$out
-${k}_proc_cpu_us_per_io=$U"
-    us_per_io $((q1 - q0)) "$ios"; out="$out
-${k}_poller_cpu_us_per_io=$U"
-    us_per_io $((c1 - c0)) "$ios"; out="$out
-${k}_jit_cpu_us_per_io=$U"
   fi
   echo "$out" >> "$LAB_OUT/results.properties"
   echo "$out" > "$LAB_LOGS/$name.results"
