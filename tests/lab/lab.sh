@@ -91,6 +91,9 @@ STIMEOUT=$((TIMEOUT - 60))
 
 APPEND="console=ttyS0 panic=-1 labscript=$HERE/guest/boot.sh"
 [ -n "${NVMF_LAB_VERBOSE:-}" ] || APPEND="quiet $APPEND"
+# LAB_KERNEL_ARGS: more guest kernel parameters, for experiments (e.g. "tsc=reliable": the guest otherwise marks its
+# TSC unstable under TCG and reads the HPET for every clock read, a system call and an emulated device read each).
+[ -z "${LAB_KERNEL_ARGS:-}" ] || APPEND="$APPEND $LAB_KERNEL_ARGS"
 echo "lab: $NAME: kernel $KVER, results in $OUT (timeout ${TIMEOUT}s)" >&2
 # `timeout` puts itself and qemu in a process group of their own, so a signal to our group (mvn or a CI
 # step being stopped) would not reach them: forward TERM/INT/HUP and take the VM down with us.
