@@ -409,6 +409,8 @@ fi
 
 R=$LAB_OUT/results.properties
 val() { awk -F= -v k="$1" '$1 == k { v = $2 } END { print (v == "" ? "-" : v) }' "$R"; }
+# both_row JOB LABEL KEY: a table row with both targets' <target>_JOB_KEY and their ratio
+both_row() { local k d; k=$(val "kernel_$1_$3"); d=$(val "daemon_$1_$3"); echo "| $1 | $2 | $k | $d | $(ratio "$d" "$k") |"; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a + 0 > 0 && b + 0 > 0) printf "%.2f", a / b; else print "-" }'; }
 {
   echo "# perf-compare: kernel nvmet-rdma (null_blk) vs nvmf-target daemon (RAM), one boot, same rxe link"
@@ -420,23 +422,15 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a + 0 > 0 && b + 0 > 0) printf "%
   echo "|---|---|---|---|---|"
   for job in $JOBS; do
     m=iops; [ "$job" = seqread128k_qd8 ] && m=mbps
-    k=$(val "kernel_${job}_$m"); d=$(val "daemon_${job}_$m")
-    echo "| $job | $m | $k | $d | $(ratio "$d" "$k") |"
+    both_row "$job" "$m" "$m"
     if [ "$job" = randread4k_qd1 ]; then
-      for l in clat_mean_us clat_p50_us clat_p99_us; do
-        k=$(val "kernel_${job}_$l"); d=$(val "daemon_${job}_$l")
-        echo "| $job | $l | $k | $d | $(ratio "$d" "$k") |"
-      done
+      for l in clat_mean_us clat_p50_us clat_p99_us; do both_row "$job" "$l" "$l"; done
     fi
-    k=$(val "kernel_${job}_guest_cpu_us_per_io"); d=$(val "daemon_${job}_guest_cpu_us_per_io")
-    echo "| $job | guest CPU us/IO (all) | $k | $d | $(ratio "$d" "$k") |"
+    both_row "$job" "guest CPU us/IO (all)" guest_cpu_us_per_io
     echo "| $job | target process CPU us/IO | n/a (kworkers) | $(val "daemon_${job}_proc_cpu_us_per_io") | |"
-    k=$(val "kernel_${job}_guest_user_cpu_us_per_io"); d=$(val "daemon_${job}_guest_user_cpu_us_per_io")
-    echo "| $job | guest CPU us/IO in user mode | $k | $d | $(ratio "$d" "$k") |"
-    k=$(val "kernel_${job}_guest_sys_cpu_us_per_io"); d=$(val "daemon_${job}_guest_sys_cpu_us_per_io")
-    echo "| $job | guest CPU us/IO in system calls and kernel threads | $k | $d | $(ratio "$d" "$k") |"
-    k=$(val "kernel_${job}_guest_irq_cpu_us_per_io"); d=$(val "daemon_${job}_guest_irq_cpu_us_per_io")
-    echo "| $job | guest CPU us/IO in interrupts and softirqs | $k | $d | $(ratio "$d" "$k") |"
+    both_row "$job" "guest CPU us/IO in user mode" guest_user_cpu_us_per_io
+    both_row "$job" "guest CPU us/IO in system calls and kernel threads" guest_sys_cpu_us_per_io
+    both_row "$job" "guest CPU us/IO in interrupts and softirqs" guest_irq_cpu_us_per_io
     echo "| $job | poller threads CPU us/IO | n/a | $(val "daemon_${job}_poller_cpu_us_per_io") | |"
     echo "| $job | of it in user mode / in the kernel | n/a | $(val "daemon_${job}_poller_user_cpu_us_per_io") /" \
       "$(val "daemon_${job}_poller_sys_cpu_us_per_io") | |"

@@ -145,9 +145,6 @@ public final class NvmeRequest {
         this.startNanos = clock.nanoTime();
     }
 
-    /** The clock the command's start was read on. */
-    public NanoClock clock() { return clock; }
-
     /** Nanoseconds since the command was received (0 when no start was set, never negative). */
     public long elapsedNanos() {
         long start = startNanos;

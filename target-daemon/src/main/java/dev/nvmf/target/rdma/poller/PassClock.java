@@ -8,9 +8,9 @@ import java.util.function.LongSupplier;
  * The poller's clock, read at most once per pass on the poller's own thread: every command received in a pass is
  * stamped with the same time, a completion in that pass is timed against it, and an empty pass's busy-poll check
  * reads it once. Per I/O that is one read per pass instead of two per command (its start and its completion, for
- * the latency histogram), which at queue depth 32 is a read per 10-30 commands. A clock read is about 20 ns with the
- * TSC in the vDSO; where the kernel's clocksource cannot be read from user space (the HPET, which the lab's TCG
- * guest falls back to: "tsc: Marking TSC unstable"), each is a system call and a device read. Linux 6.9 does the
+ * the latency histogram), which at queue depth 32 is a read per 10-30 commands. A clock read costs tens of
+ * nanoseconds with the TSC in the vDSO; where the kernel's clocksource cannot be read from user space (the HPET,
+ * which the lab's TCG guest falls back to: "tsc: Marking TSC unstable"), each is a system call and a device read. Linux 6.9 does the
  * same for the block layer: "block: cache current nsec time in struct blk_plug" (Jens Axboe, linux-block,
  * January 2024), one ktime read per plug of requests instead of one per request.
  *
