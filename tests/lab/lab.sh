@@ -111,9 +111,37 @@ timeout -k 10 "$TIMEOUT" "$QEMU" -accel "tcg,thread=${LAB_TCG_THREAD:-single}" -
   -virtfs "local,path=$OUT,mount_tag=out,security_model=none" \
   < /dev/null > "$OUT/qemu.log" 2>&1 &
 qpid=$!
+# The emulator's own CPU time, as the host counts it (utime+stime of the qemu process, all its threads, in µs),
+# rewritten every 50 ms into the results share: OUT/host-cpu holds "qemu_cpu_us N". A scenario reads it before and
+# after a measured step (perf-compare: emulator CPU per I/O). Unlike the guest's /proc/stat it does not depend on
+# the guest's tick accounting: under single-threaded TCG one host thread runs both vCPUs, and it sleeps only when
+# both are idle (halted), so this is the work the guest made the emulator do. Stale by at most 50 ms; rewritten in
+# place with shell builtins only (no fork per sample), so a reader may find it empty for an instant and reads again.
+host_cpu_sampler() {
+  local hz s tick pid="" i; local -a f
+  hz=$(getconf CLK_TCK) || return
+  tick=$(mktemp -u "${TMPDIR:-/tmp}/lab-tick.XXXXXX") && mkfifo "$tick" && exec 9<>"$tick" && rm -f "$tick" || return
+  # $1 is `timeout`; qemu is its child.
+  for ((i = 0; i < 200 && ${#pid} == 0; i++)); do
+    [ -r "/proc/$1/task/$1/children" ] || return
+    read -r pid < "/proc/$1/task/$1/children"    # no newline at its end: read's status says nothing
+    [ -n "$pid" ] || read -r -t 0.05 -u 9 s
+  done
+  pid=${pid%% *}
+  [ -n "$pid" ] || return
+  while read -r s < "/proc/$pid/stat" 2>/dev/null; do
+    s=${s##*) }; read -r -a f <<< "$s"
+    echo "qemu_cpu_us $(( (f[11] + f[12]) * 1000000 / hz ))" > "$OUT/host-cpu"
+    read -r -t 0.05 -u 9 s
+  done
+}
+rm -f "$OUT/host-cpu"
+host_cpu_sampler "$qpid" &
+spid=$!
 wait "$qpid"
 qrc=$?
 qpid=""
+kill "$spid" 2>/dev/null; wait "$spid" 2>/dev/null
 trap - TERM INT HUP
 t2=$(date +%s.%N)
 secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }

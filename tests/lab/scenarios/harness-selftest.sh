@@ -30,8 +30,13 @@ lab_result bg_ok 1
 run_step hang 2 sleep 60
 lab_result hang_rc $?
 
+# The host's count of the emulator's CPU (lab.sh's sampler): there at the start, and grown by the Java run below.
+lab_host_cpu || lab_die "no emulator CPU time in $LAB_OUT/host-cpu"
+lab_result host_cpu_us_before "$H"
+
 # The JDK and this build's classes run in the guest from the host's paths (LAB_JAVA_HOME, LAB_CLASSPATH);
 # the program's output and exit status come back.
 run_java probe 120 dev.nvmf.tests.lab.LabGuestProbe hello 5
 lab_result probe_rc $?
+lab_host_cpu; lab_result host_cpu_us_after "$H"
 exit "${SELFTEST_EXIT:-0}"

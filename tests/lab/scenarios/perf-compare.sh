@@ -18,6 +18,10 @@
 # metrics) and its poller threads' and JIT compiler threads' alone (logs/daemon-threads-cpu.txt: every group).
 # Both the guest's CPU and the pollers' are split by mode: user, system (system calls and kernel threads) and, for
 # the guest, interrupts and softirqs, to show where an I/O's CPU goes: our code, the kernel's verbs and rxe paths.
+# The emulator's CPU (the host's count of the qemu process, through lab.sh's OUT/host-cpu) per I/O and as a share of
+# the job's wall time, for both targets: the guest's /proc/stat charges whole timer ticks, and under
+# single-threaded TCG a vCPU's ticks keep coming while the one emulator thread runs the other vCPU; the host's count
+# does not depend on that (the emulator sleeps only when both vCPUs are halted).
 # Downcalls: the daemon's verbs calls per I/O in each job (nvmf_rdma_verbs_calls_total, scraped before and after).
 # The kernel target's work runs in kworkers, softirq and interrupt context shared with the host side: it cannot
 # be attributed to the target, so there is no per-process figure for it.
@@ -32,7 +36,7 @@
 # without the AOT cache; default: with it when the build trained one), NVMF_BUILD_DIR (the Maven
 # output folder bin/nvmf-target looks in; without a packaged jar the daemon's main class runs from LAB_CLASSPATH).
 # Results (results.properties): <target>_<job>_{iops,mbps,ios,err,clat_mean_us,clat_p50_us,clat_p99_us,
-# guest_cpu_us_per_io,guest_{user,sys,irq}_cpu_us_per_io}, daemon_<job>_{proc,poller,jit}_cpu_us_per_io,
+# guest_cpu_us_per_io,guest_{user,sys,irq}_cpu_us_per_io,emulator_cpu_us_per_io,emulator_busy_pct}, daemon_<job>_{proc,poller,jit}_cpu_us_per_io,
 # daemon_<job>_poller_{user,sys}_cpu_us_per_io, daemon_<job>_calls_<call>{,_per_io} (call: poll_cq poll_cq_empty
 # post_send post_recv req_notify_cq get_cq_event ack_cq_events epoll_wait), daemon_<job>_calls_all_per_io (every
 # call but the empty polls, counted in poll_cq already), daemon_aot_cache, link_write4k_{mbps,msgs},
@@ -173,11 +177,12 @@ job_opts() {
 # run_job TARGET JOB DEV [PID]: one measured fio job; records its numbers and CPU deltas.
 run_job() {
   local tgt=$1 job=$2 dev=$3 pid=${4:-} name="fio-$1-$2" g0 gu0 gs0 gi0 p0=0 p1=0 q0=0 q1=0 qu0=0 qu1=0 qs0=0 qs1=0
-  local c0=0 c1=0 kb iops ios err k=${1}_$2 out
+  local c0=0 c1=0 h0 w0 kb iops ios err k=${1}_$2 out
   job_opts "$job"
   profile_start "$name"
   [ -n "$pid" ] && verbs_calls "$LAB_LOGS/$name.calls0"
   guest_busy; g0=$G gu0=$GU gs0=$GS gi0=$GI
+  lab_host_cpu; h0=$H w0=$W
   if [ -n "$pid" ]; then
     proc_cpu "$pid"; p0=$P; threads_cpu "$pid" nvmf-rdma-poll; q0=$Q qu0=$QU qs0=$QS
     threads_cpu "$pid" "C1 Compiler"; c0=$Q; threads_cpu "$pid" "C2 Compiler"; c0=$((c0 + Q))
@@ -187,6 +192,7 @@ run_job() {
     --norandommap --randrepeat=0 --group_reporting > /dev/null
   local rc=$?
   guest_busy
+  lab_host_cpu
   profile_stop "$name"
   if [ -n "$pid" ]; then
     proc_cpu "$pid"; p1=$P; threads_cpu "$pid" nvmf-rdma-poll; q1=$Q qu1=$QU qs1=$QS
@@ -216,6 +222,13 @@ ${k}_$1_us_per_io=$U"; }
   cpu_line guest_user_cpu $((GU - gu0))
   cpu_line guest_sys_cpu $((GS - gs0))
   cpu_line guest_irq_cpu $((GI - gi0))
+  # The emulator's CPU per I/O (µs, one decimal) and its busy share of the job's wall time (%): host-side counts.
+  if [ "$h0" -ge 0 ] && [ "$H" -ge 0 ] && [ "$ios" -gt 0 ] && [ $((W - w0)) -gt 0 ]; then
+    local x=$(( (H - h0) * 10 / ios ))
+    out="$out
+${k}_emulator_cpu_us_per_io=$((x / 10)).$((x % 10))
+${k}_emulator_busy_pct=$(( (H - h0) * 100 / (W - w0) ))"
+  fi
   if [ -n "$pid" ]; then
     cpu_line poller_user_cpu $((qu1 - qu0))
     cpu_line poller_sys_cpu $((qs1 - qs0))
@@ -427,6 +440,8 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a + 0 > 0 && b + 0 > 0) printf "%
       for l in clat_mean_us clat_p50_us clat_p99_us; do both_row "$job" "$l" "$l"; done
     fi
     both_row "$job" "guest CPU us/IO (all)" guest_cpu_us_per_io
+    both_row "$job" "emulator CPU us/IO (the host's count of qemu)" emulator_cpu_us_per_io
+    both_row "$job" "emulator busy, % of the job's wall time" emulator_busy_pct
     echo "| $job | target process CPU us/IO | n/a (kworkers) | $(val "daemon_${job}_proc_cpu_us_per_io") | |"
     both_row "$job" "guest CPU us/IO in user mode" guest_user_cpu_us_per_io
     both_row "$job" "guest CPU us/IO in system calls and kernel threads" guest_sys_cpu_us_per_io

@@ -33,6 +33,11 @@ class LabHarnessLabTest {
         assertTrue(r.log("probe").orElse("").contains("LAB-PROBE: java " + Runtime.version().feature()
                 + " sees dev.nvmf.verbs.WcStatus arg=hello"), r::describe);
         assertEquals("5", res.get("probe_rc"), r::describe);
+        // The host's count of the emulator's CPU reaches the guest and grows with the guest's work (a JVM ran).
+        long cpuBefore = Long.parseLong(res.getOrDefault("host_cpu_us_before", "-1"));
+        long cpuAfter = Long.parseLong(res.getOrDefault("host_cpu_us_after", "-1"));
+        assertTrue(cpuBefore > 0 && cpuAfter > cpuBefore,
+                () -> "emulator CPU " + cpuBefore + " then " + cpuAfter + " us\n" + r.describe());
         assertTrue(r.log("ticker").orElse("").contains("ready"), r::describe);
         assertTrue(r.log("dmesg.txt").orElse("").contains("rxe"), r::describe);
         assertTrue(r.console().contains("scenario exit status 3"), r::describe);

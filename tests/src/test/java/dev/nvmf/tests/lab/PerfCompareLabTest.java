@@ -16,7 +16,8 @@ import org.junit.jupiter.api.Test;
  * fio jobs over the same Soft-RoCE link (tests/lab/scenarios/perf-compare.sh). Speed is measured and printed,
  * never asserted (TCG emulation: only the ratio within one boot means anything). What is asserted: every job ran
  * on both targets, did I/O, and finished with fio error 0; both hosts' controllers crossed the veth pair; the
- * daemon's verbs downcalls were counted in every job.
+ * emulator's CPU (the host's count) was read around every job; the daemon's verbs downcalls were counted in every
+ * job.
  */
 @Tag("perf")
 class PerfCompareLabTest {
@@ -37,6 +38,9 @@ class PerfCompareLabTest {
                 assertEquals("0", res.get(key + "_err"), () -> key + " fio error\n" + r.describe());
                 long ios = Long.parseLong(res.getOrDefault(key + "_ios", "0"));
                 assertTrue(ios > 0, () -> key + " did no I/O\n" + r.describe());
+                // The host's count of the emulator's CPU was read around the job.
+                double emulatorUs = Double.parseDouble(res.getOrDefault(key + "_emulator_cpu_us_per_io", "0"));
+                assertTrue(emulatorUs > 0, () -> key + ": no emulator CPU per I/O\n" + r.describe());
             }
         }
         // The downcall counts come from the daemon's metrics: every job polled its CQ and posted its responses.
