@@ -80,6 +80,15 @@ public class IoPathBenchmark {
     @Param({"1"})
     public int pollers = 1;
 
+    /**
+     * The transport's shared receive queue per poller, in receive buffers ({@code transport.srq_depth}); 0: none
+     * (the default served), each connection posts receives of its own. With many connections the SRQ turns one
+     * {@code post_recv} per connection per pass into one per pass ({@code -p srqDepth=0,4096}; it must exceed the
+     * commands in flight, connections x qd).
+     */
+    @Param({"0"})
+    public int srqDepth;
+
     /** {@code metrics}: completions recorded by the daemon's observer, as served; {@code none}: no observer. */
     @Param({"metrics"})
     public String observer;
@@ -108,7 +117,7 @@ public class IoPathBenchmark {
             throw new IllegalArgumentException("bytes: a multiple of 4096 up to 131072, not " + bytes);
         }
         rig = new SoftBenchRig(NAMESPACE_BYTES, Math.max(128, qd + 1), bytes, observer.equals("metrics"), zeroCopy,
-                connections, pollers);
+                connections, pollers, srqDepth);
         hosts = rig.ios.toArray(new BenchQueue[0]);
         nlb = bytes / SoftBenchRig.BLOCK;
         blocks = NAMESPACE_BYTES / SoftBenchRig.BLOCK - nlb + 1;

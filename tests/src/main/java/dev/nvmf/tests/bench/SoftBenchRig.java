@@ -87,6 +87,15 @@ public final class SoftBenchRig implements AutoCloseable {
      */
     public SoftBenchRig(long namespaceBytes, int queueDepth, int maxIoBytes, boolean daemonMetrics, boolean zeroCopy,
                         int ioQueues, int pollers) throws Exception {
+        this(namespaceBytes, queueDepth, maxIoBytes, daemonMetrics, zeroCopy, ioQueues, pollers, 0);
+    }
+
+    /**
+     * @param srqDepth the transport's shared receive queue per poller ({@code transport.srq_depth}); 0: none, each
+     *                 queue posts receives of its own
+     */
+    public SoftBenchRig(long namespaceBytes, int queueDepth, int maxIoBytes, boolean daemonMetrics, boolean zeroCopy,
+                        int ioQueues, int pollers, int srqDepth) throws Exception {
         if (ioQueues < 1 || ioQueues > 128) throw new IllegalArgumentException("ioQueues 1..128: " + ioQueues);
         fabric.addDevice("t0", TARGET_IP);
         fabric.addDevice("h0", HOST_IP);
@@ -102,7 +111,7 @@ public final class SoftBenchRig implements AutoCloseable {
         }
         target.exposeSubsystem(1, SUBNQN);
         RdmaTransportConfig config = RdmaTransportConfig.of(List.of(RdmaPortConfig.of(1, TARGET_IP, PORT)))
-                .withZeroCopyRam(zeroCopy).withPollers(pollers);
+                .withZeroCopyRam(zeroCopy).withPollers(pollers).withSrqDepth(srqDepth);
         // Each queue reserves its receives and its send budget on its poller's CQ (about 3 x depth entries).
         int cqNeeded = Integer.highestOneBit(Math.max(1, ioQueues * (4 * queueDepth + 64)) - 1) << 1;
         if (cqNeeded > config.cqSize()) config = config.withCqSize(cqNeeded);

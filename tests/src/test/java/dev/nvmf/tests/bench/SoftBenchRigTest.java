@@ -121,6 +121,44 @@ class SoftBenchRigTest {
         }
     }
 
+    /**
+     * The scaling rig with a shared receive queue ({@code srqDepth}): the bytes still land, and five reads, one on
+     * each of five connections, served together, repost their receives in one {@code post_recv} (one chain to the
+     * SRQ, in the pass that completes their responses) instead of one per connection: what the SRQ buys at many
+     * connections (docs/performance.md, "The scaling curve").
+     */
+    @Test
+    void aSharedReceiveQueueRepostsOncePerPassForAllConnections() throws Exception {
+        assertEquals(5, postRecvsOfOnePassOverFiveConnections(0), "without an SRQ: one chain per connection");
+        assertEquals(1, postRecvsOfOnePassOverFiveConnections(4096), "with an SRQ: one chain per pass");
+    }
+
+    private static long postRecvsOfOnePassOverFiveConnections(int srqDepth) throws Exception {
+        try (SoftBenchRig rig = new SoftBenchRig(1 << 20, 128, 4096, true, true, 5, 1, srqDepth)) {
+            for (int q = 0; q < 5; q++) {
+                BenchQueue h = rig.ios.get(q);
+                MemorySegment.copy(MemorySegment.ofArray(pattern(30 + q)), 0, h.data(0), 0, 4096);
+                assertEquals(0, h.writeKeyed(0, SoftBenchRig.NSID, 40 + q, 1, 4096));
+            }
+            run(rig, () -> rig.ios.stream().allMatch(h -> h.outstanding() == 0));
+            for (int q = 0; q < 5; q++) {
+                BenchQueue h = rig.ios.get(q);
+                h.data(1).fill((byte) 0);
+                assertEquals(0, h.read(1, SoftBenchRig.NSID, 40 + (q + 1) % 5, 1, 4096));
+            }
+            var calls = rig.transport.poller(0).verbsCalls();
+            long before = calls.count(dev.nvmf.target.rdma.VerbsCalls.Call.POST_RECV);
+            run(rig, () -> rig.ios.stream().allMatch(h -> h.outstanding() == 0));
+            long posts = calls.count(dev.nvmf.target.rdma.VerbsCalls.Call.POST_RECV) - before;
+            for (int q = 0; q < 5; q++) {
+                BenchQueue h = rig.ios.get(q);
+                assertEquals(0, h.failed, () -> "status 0x" + Integer.toHexString(h.lastFailedStatus));
+                assertArrayEquals(pattern(30 + (q + 1) % 5), h.data(1).toArray(ValueLayout.JAVA_BYTE), "connection " + q);
+            }
+            return posts;
+        }
+    }
+
     /** The JMH benchmark with these parameters (metrics on), set up as JMH would. */
     private static IoPathBenchmark benchmark(String op, int bytes, boolean zeroCopy, int qd, int connections,
                                              int pollers) throws Exception {
