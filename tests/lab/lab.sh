@@ -115,8 +115,9 @@ qpid=$!
 # rewritten every 50 ms into the results share: OUT/host-cpu holds "qemu_cpu_us N". A scenario reads it before and
 # after a measured step (perf-compare: emulator CPU per I/O). Unlike the guest's /proc/stat it does not depend on
 # the guest's tick accounting: under single-threaded TCG one host thread runs both vCPUs, and it sleeps only when
-# both are idle (halted), so this is the work the guest made the emulator do. Stale by at most 50 ms; rewritten in
-# place with shell builtins only (no fork per sample), so a reader may find it empty for an instant and reads again.
+# both are idle (halted), so this is the work the guest made the emulator do. Stale by at most 50 ms. Rewritten in
+# place with shell builtins only (no fork per sample) and never truncated: the same fixed-width line over the last,
+# the value twice, so that a reader that caught a write halfway sees two different values and reads again.
 host_cpu_sampler() {
   local hz s tick pid="" i; local -a f
   hz=$(getconf CLK_TCK) || return
@@ -131,11 +132,13 @@ host_cpu_sampler() {
   [ -n "$pid" ] || return
   while read -r s < "/proc/$pid/stat" 2>/dev/null; do
     s=${s##*) }; read -r -a f <<< "$s"
-    echo "qemu_cpu_us $(( (f[11] + f[12]) * 1000000 / hz ))" > "$OUT/host-cpu"
+    s=$(( (f[11] + f[12]) * 1000000 / hz ))
+    printf 'qemu_cpu_us %020d %020d\n' "$s" "$s" 1<> "$OUT/host-cpu"
     read -r -t 0.05 -u 9 s
   done
 }
 rm -f "$OUT/host-cpu"
+: > "$OUT/host-cpu"
 host_cpu_sampler "$qpid" &
 spid=$!
 wait "$qpid"

@@ -43,13 +43,15 @@ lab_results() {
 
 # lab_elapsed T0: seconds since T0 (a value read from /proc/uptime), one decimal.
 # lab_host_cpu: H = the emulator's CPU time in µs as the host counts it (tests/lab/lab.sh rewrites LAB_OUT/host-cpu,
-# "qemu_cpu_us N", every 50 ms), -1 if there is none; W = the guest's wall clock in µs at the same moment. The host
-# rewrites the file in place, so a read may find it empty: read again. Builtins only (no fork: a fork costs a good
-# part of a second under TCG).
-lab_host_cpu() { local i k v; H=-1; W=${EPOCHREALTIME/./}
-  for ((i = 0; i < 20; i++)); do
-    read -r k v < "$LAB_OUT/host-cpu" 2>/dev/null && [ "$k" = qemu_cpu_us ] && [ -n "$v" ] && { H=$v; return 0; }
+# "qemu_cpu_us N N" with N fixed-width, every 50 ms), -1 if there is none; W = the guest's wall clock in µs at the
+# same moment. The host overwrites the line in place: a read that caught a write halfway has two different values,
+# and reads again. Builtins only (no fork: a fork costs a good part of a second under TCG).
+lab_host_cpu() { local i k v v2; H=-1; W=${EPOCHREALTIME/./}
+  for ((i = 0; i < 50; i++)); do
+    read -r k v v2 < "$LAB_OUT/host-cpu" 2>/dev/null
+    [ "$k" = qemu_cpu_us ] && [ -n "$v" ] && [ "$v" = "$v2" ] && { H=$((10#$v)); return 0; }
   done
+  lab_log "lab_host_cpu: no value in $LAB_OUT/host-cpu (last read: '$k $v $v2')"
   return 1
 }
 lab_elapsed() { awk -v t0="$1" '{ printf "%.1f", $1 - t0 }' /proc/uptime; }
