@@ -12,7 +12,8 @@
 #                                       # without and with the cache, on the soft fabric (no VM; NVMF_AOT_ROUNDS=5
 #                                       # rounds of NVMF_AOT_SECONDS=20 s each by default; about 4 minutes)
 #   scripts/bench.sh scaling            # the scaling curve: the target's share per 4 KiB I/O over 1-64 connections
-#                                       # (QD 32 each) and 1-2 pollers, read and keyed write (about 8 minutes)
+#                                       # (QD 32 each) and 1-2 pollers, read and keyed write (about 8 minutes);
+#                                       # SCALING_SRQ_DEPTH=0,4096: without and with a shared receive queue (twice as long)
 #   scripts/bench.sh aot-lab            # the same for the daemon in the lab VM, fio from the Linux host (scenario
 #                                       # aot-warmup, under the lab lock; AOT_ROUNDS=1 AOT_RUNTIME=60; ~6 minutes)
 #
@@ -107,6 +108,7 @@ if [ "${1:-}" = scaling ]; then
   echo "# bench.sh scaling: $(date -u +%FT%TZ), load average $(cut -d' ' -f1-3 /proc/loadavg)" | tee "$OUT/scaling.txt"
   for op in read writeKeyed; do
     jmh 'IoPathBenchmark.ioBreakdown' -p observer=metrics -p op=$op -p connections=1,4,16,64 -p pollers=1,2 \
+      -p srqDepth="${SCALING_SRQ_DEPTH:-0}" \
       -f 1 -wi 3 -w 2 -i 4 -r 2 -rf json -rff "$OUT/scaling-$op.json" 2>&1 | tee -a "$OUT/scaling.txt" \
       | grep -E '^IoPathBenchmark.ioBreakdown(:pollerNs|:pollerBytes)? '
   done
