@@ -112,7 +112,7 @@ timeout -k 10 "$TIMEOUT" "$QEMU" -accel "tcg,thread=${LAB_TCG_THREAD:-single}" -
   < /dev/null > "$OUT/qemu.log" 2>&1 &
 qpid=$!
 # The emulator's own CPU time, as the host counts it (utime+stime of the qemu process, all its threads, in µs),
-# rewritten every 50 ms into the results share: OUT/host-cpu holds "qemu_cpu_us N". A scenario reads it before and
+# rewritten every 50 ms into the results share: OUT/host-cpu holds "qemu_cpu_us N N". A scenario reads it before and
 # after a measured step (perf-compare: emulator CPU per I/O). Unlike the guest's /proc/stat it does not depend on
 # the guest's tick accounting: under single-threaded TCG one host thread runs both vCPUs, and it sleeps only when
 # both are idle (halted), so this is the work the guest made the emulator do. Stale by at most 50 ms. Rewritten in

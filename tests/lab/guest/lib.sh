@@ -41,7 +41,6 @@ lab_results() {
   lab_log "results $*"
 }
 
-# lab_elapsed T0: seconds since T0 (a value read from /proc/uptime), one decimal.
 # lab_host_cpu: H = the emulator's CPU time in µs as the host counts it (tests/lab/lab.sh rewrites LAB_OUT/host-cpu,
 # "qemu_cpu_us N N" with N fixed-width, every 50 ms), -1 if there is none; W = the guest's wall clock in µs at the
 # same moment. The host overwrites the line in place: a read that caught a write halfway has two different values,
@@ -54,6 +53,7 @@ lab_host_cpu() { local i k v v2; H=-1; W=${EPOCHREALTIME/./}
   lab_log "lab_host_cpu: no value in $LAB_OUT/host-cpu (last read: '$k $v $v2')"
   return 1
 }
+# lab_elapsed T0: seconds since T0 (a value read from /proc/uptime), one decimal.
 lab_elapsed() { awk -v t0="$1" '{ printf "%.1f", $1 - t0 }' /proc/uptime; }
 
 # wait_for CONDITION TIMEOUT_S [DESCRIPTION]: polls the shell CONDITION (eval'd) until it is true.
