@@ -7,7 +7,7 @@
 # jobs alternating kernel/daemon back to back so that slow drift of the emulator's speed hits both alike:
 #   randread4k_qd32    4 KiB random read,  queue depth 32   (IOPS)
 #   randwrite4k_qd32   4 KiB random write, queue depth 32   (IOPS)
-#   randread4k_qd1     4 KiB random read,  queue depth 1    (completion latency mean / p50 / p99)
+#   randread4k_qd1     4 KiB random read,  queue depth 1    (completion latency mean / p50 / p99, submission mean)
 #   seqread128k_qd8    128 KiB sequential read, depth 8     (MB/s)
 # plus the link's ceiling from perftest (RDMA WRITE and READ of 4 KiB, rdma_cm: -R is required in the lab, and
 # with it the client runs on rxe0's loopback: an upper bound, see link_ceiling).
@@ -35,7 +35,7 @@
 # to the daemon's, e.g. -XX:+UseSerialGC), PERF_AOT (0: the daemon starts
 # without the AOT cache; default: with it when the build trained one), NVMF_BUILD_DIR (the Maven
 # output folder bin/nvmf-target looks in; without a packaged jar the daemon's main class runs from LAB_CLASSPATH).
-# Results (results.properties): <target>_<job>_{iops,mbps,ios,err,clat_mean_us,clat_p50_us,clat_p99_us,
+# Results (results.properties): <target>_<job>_{iops,mbps,ios,err,clat_mean_us,clat_p50_us,clat_p99_us,slat_mean_us,
 # guest_cpu_us_per_io,guest_{user,sys,irq}_cpu_us_per_io,emulator_cpu_us_per_io,emulator_busy_pct}, daemon_<job>_{proc,poller,jit}_cpu_us_per_io,
 # daemon_<job>_poller_{user,sys}_cpu_us_per_io, daemon_<job>_calls_<call>{,_per_io} (call: poll_cq poll_cq_empty
 # post_send post_recv req_notify_cq get_cq_event ack_cq_events epoll_wait), daemon_<job>_calls_all_per_io (every
@@ -212,6 +212,7 @@ ${k}_mbps=$(printf '%d.%02d' $((kb / 1024 / RUNTIME)) $(( (kb * 100 / 1024 / RUN
     terse_pct 17 50.000000; local p50=$V; terse_pct 17 99.000000
     out="$out
 ${k}_clat_mean_us=${F[15]%%.*}
+${k}_slat_mean_us=${F[11]%%.*}
 ${k}_clat_p50_us=$p50
 ${k}_clat_p99_us=$V"
   fi
@@ -437,7 +438,7 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a + 0 > 0 && b + 0 > 0) printf "%
     m=iops; [ "$job" = seqread128k_qd8 ] && m=mbps
     both_row "$job" "$m" "$m"
     if [ "$job" = randread4k_qd1 ]; then
-      for l in clat_mean_us clat_p50_us clat_p99_us; do both_row "$job" "$l" "$l"; done
+      for l in clat_mean_us clat_p50_us clat_p99_us slat_mean_us; do both_row "$job" "$l" "$l"; done
     fi
     both_row "$job" "guest CPU us/IO (all)" guest_cpu_us_per_io
     both_row "$job" "emulator CPU us/IO (the host's count of qemu)" emulator_cpu_us_per_io
