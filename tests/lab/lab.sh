@@ -137,8 +137,7 @@ host_cpu_sampler() {
     read -r -t 0.05 -u 9 s
   done
 }
-rm -f "$OUT/host-cpu"
-: > "$OUT/host-cpu"
+: > "$OUT/host-cpu"    # no stale value from an earlier run in this folder before the first sample
 host_cpu_sampler "$qpid" &
 spid=$!
 wait "$qpid"

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.nvmf.target.rdma.VerbsCalls.Call;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.function.BooleanSupplier;
@@ -29,6 +30,16 @@ class SoftBenchRigTest {
             b[i] = (byte) (seed * 31 + i * 7);
         }
         return b;
+    }
+
+    /** Connection q writes pattern(seed + q) at LBA lba + q with a keyed write; waits until all are done. */
+    private static void writeOnEachConnection(SoftBenchRig rig, int seed, int lba) {
+        for (int q = 0; q < rig.ios.size(); q++) {
+            BenchQueue h = rig.ios.get(q);
+            MemorySegment.copy(MemorySegment.ofArray(pattern(seed + q)), 0, h.data(0), 0, 4096);
+            assertEquals(0, h.writeKeyed(0, SoftBenchRig.NSID, lba + q, 1, 4096));
+        }
+        run(rig, () -> rig.ios.stream().allMatch(h -> h.outstanding() == 0));
     }
 
     private static void dataIntegrity(boolean metrics) throws Exception {
@@ -97,12 +108,7 @@ class SoftBenchRigTest {
         try (SoftBenchRig rig = new SoftBenchRig(1 << 20, 128, 4096, true, true, 5, 2)) {
             assertEquals(5, rig.ios.size());
             assertEquals(2, rig.transport.pollerCount());
-            for (int q = 0; q < 5; q++) {
-                BenchQueue h = rig.ios.get(q);
-                MemorySegment.copy(MemorySegment.ofArray(pattern(10 + q)), 0, h.data(0), 0, 4096);
-                assertEquals(0, h.writeKeyed(0, SoftBenchRig.NSID, 20 + q, 1, 4096));
-            }
-            run(rig, () -> rig.ios.stream().allMatch(h -> h.outstanding() == 0));
+            writeOnEachConnection(rig, 10, 20);
             for (int q = 0; q < 5; q++) {
                 BenchQueue reader = rig.ios.get((q + 1) % 5);
                 reader.data(1).fill((byte) 0);
@@ -116,7 +122,7 @@ class SoftBenchRigTest {
             }
             // Both pollers did I/O: each took completions from its own CQ.
             for (int p = 0; p < 2; p++) {
-                assertTrue(rig.transport.poller(p).verbsCalls().count(dev.nvmf.target.rdma.VerbsCalls.Call.POST_SEND) > 0, "poller " + p + " posted");
+                assertTrue(rig.transport.poller(p).verbsCalls().count(Call.POST_SEND) > 0, "poller " + p + " posted");
             }
         }
     }
@@ -129,31 +135,27 @@ class SoftBenchRigTest {
      */
     @Test
     void aSharedReceiveQueueRepostsOncePerPassForAllConnections() throws Exception {
-        assertEquals(5, postRecvsOfOnePassOverFiveConnections(0), "without an SRQ: one chain per connection");
-        assertEquals(1, postRecvsOfOnePassOverFiveConnections(4096), "with an SRQ: one chain per pass");
+        assertEquals(5, postRecvsOfOneReadOnEachOfFiveConnections(0), "without an SRQ: one chain per connection");
+        assertEquals(1, postRecvsOfOneReadOnEachOfFiveConnections(4096), "with an SRQ: one chain for all");
     }
 
-    private static long postRecvsOfOnePassOverFiveConnections(int srqDepth) throws Exception {
+    private static long postRecvsOfOneReadOnEachOfFiveConnections(int srqDepth) throws Exception {
         try (SoftBenchRig rig = new SoftBenchRig(1 << 20, 128, 4096, true, true, 5, 1, srqDepth)) {
-            for (int q = 0; q < 5; q++) {
-                BenchQueue h = rig.ios.get(q);
-                MemorySegment.copy(MemorySegment.ofArray(pattern(30 + q)), 0, h.data(0), 0, 4096);
-                assertEquals(0, h.writeKeyed(0, SoftBenchRig.NSID, 40 + q, 1, 4096));
-            }
-            run(rig, () -> rig.ios.stream().allMatch(h -> h.outstanding() == 0));
+            writeOnEachConnection(rig, 30, 40);
             for (int q = 0; q < 5; q++) {
                 BenchQueue h = rig.ios.get(q);
                 h.data(1).fill((byte) 0);
                 assertEquals(0, h.read(1, SoftBenchRig.NSID, 40 + (q + 1) % 5, 1, 4096));
             }
             var calls = rig.transport.poller(0).verbsCalls();
-            long before = calls.count(dev.nvmf.target.rdma.VerbsCalls.Call.POST_RECV);
+            long before = calls.count(Call.POST_RECV);
             run(rig, () -> rig.ios.stream().allMatch(h -> h.outstanding() == 0));
-            long posts = calls.count(dev.nvmf.target.rdma.VerbsCalls.Call.POST_RECV) - before;
+            long posts = calls.count(Call.POST_RECV) - before;
             for (int q = 0; q < 5; q++) {
                 BenchQueue h = rig.ios.get(q);
                 assertEquals(0, h.failed, () -> "status 0x" + Integer.toHexString(h.lastFailedStatus));
-                assertArrayEquals(pattern(30 + (q + 1) % 5), h.data(1).toArray(ValueLayout.JAVA_BYTE), "connection " + q);
+                assertArrayEquals(pattern(30 + (q + 1) % 5), h.data(1).toArray(ValueLayout.JAVA_BYTE),
+                        "connection " + q);
             }
             return posts;
         }

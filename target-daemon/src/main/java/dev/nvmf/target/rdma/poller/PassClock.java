@@ -10,9 +10,9 @@ import java.util.function.LongSupplier;
  * reads it once. Per I/O that is one read per pass instead of two per command (its start and its completion, for
  * the latency histogram), which at queue depth 32 is a read per 10-30 commands. A clock read costs tens of
  * nanoseconds with the TSC in the vDSO; where the kernel's clocksource cannot be read from user space (the HPET,
- * which the lab's TCG guest falls back to: "tsc: Marking TSC unstable"), each is a system call and a device read. Linux 6.9 does the
- * same for the block layer: "block: cache current nsec time in struct blk_plug" (Jens Axboe, linux-block,
- * January 2024), one ktime read per plug of requests instead of one per request.
+ * which the lab's TCG guest falls back to: "tsc: Marking TSC unstable"), each is a system call and a device read.
+ * Linux 6.9 does the same for the block layer: "block: cache current nsec time in struct blk_plug" (Jens Axboe,
+ * linux-block, January 2024), one ktime read per plug of requests instead of one per request.
  *
  * <p>What it costs in accuracy: a command that arrives late in a long pass is stamped with the pass's start, and a
  * completion is timed at the start of the pass that took it, so a latency is off by at most one pass's duration
