@@ -31,7 +31,8 @@
 # Environment: PERF_RUNTIME (seconds per job, default 8), PERF_WARMUP (seconds of warm-up of the kernel target,
 # default 6), PERF_DAEMON_WARMUP (of the daemon, default 24: its JIT compiles under emulation), PERF_SIZE_MB
 # (the range fio touches, default 256), PERF_PERFTEST (0 skips the link ceiling), PERF_TRANSPORT (the daemon's
-# transport keys, below), PERF_PROFILE (jobs to profile with perf(1), below), PERF_JAVA_OPTS (JVM options added
+# transport keys, below), PERF_PROFILE (jobs to profile with perf(1), below), PERF_TRACE (1: a traced QD1 job
+# after the measured ones, below), PERF_JAVA_OPTS (JVM options added
 # to the daemon's, e.g. -XX:+UseSerialGC), PERF_AOT (0: the daemon starts
 # without the AOT cache; default: with it when the build trained one), NVMF_BUILD_DIR (the Maven
 # output folder bin/nvmf-target looks in; without a packaged jar the daemon's main class runs from LAB_CLASSPATH).
@@ -145,6 +146,44 @@ profile_reports() {
   done
   # For reports on the host (perf report --kallsyms): the guest's kernel symbols and the JVM's map of its code.
   if [ -n "$n" ]; then cp /proc/kallsyms "$LAB_LOGS/kallsyms.txt"; cp /tmp/perf-*.map "$LAB_LOGS/" 2>/dev/null; fi
+}
+
+# PERF_TRACE=1: after the measured jobs, a short QD1 random read (PERF_TRACE_SECONDS, default 2) against each
+# target while perf(1) records tracepoints on every CPU: fio's io_submit and io_getevents, the host driver's
+# nvme_setup_cmd and nvme_complete_rq, the kernel target's nvmet_req_init and nvmet_req_complete, the scheduler's
+# wake-ups and switches, softirqs, inter-processor interrupts (reschedule, function call) and the daemon's system
+# calls (rxe's user post_send and req_notify are writes to the verbs device, get_cq_event a read, the wait an
+# epoll_wait). The events as text (perf script) go to logs/trace-TARGET-qd1.txt; scripts/qd1-timeline.awk turns
+# them into where a QD1 I/O's time goes on each vCPU. Not in the measured jobs: tracing costs time of its own.
+TRACE_EVENTS="syscalls:sys_enter_io_submit syscalls:sys_exit_io_submit syscalls:sys_enter_io_getevents
+syscalls:sys_exit_io_getevents nvme:nvme_setup_cmd nvme:nvme_complete_rq nvmet:nvmet_req_init
+nvmet:nvmet_req_complete sched:sched_wakeup sched:sched_switch irq:softirq_entry irq:softirq_exit
+irq_vectors:reschedule_entry irq_vectors:call_function_single_entry irq_vectors:call_function_entry
+syscalls:sys_enter_write syscalls:sys_exit_write syscalls:sys_enter_read syscalls:sys_exit_read
+syscalls:sys_enter_epoll_wait syscalls:sys_exit_epoll_wait"
+trace_qd1() {
+  local tgt=$1 dev=$2 e ev="" ctl=$LAB_RUN/trace-$1.ctl ack=$LAB_RUN/trace-$1.ack a="" t=/sys/kernel/tracing
+  [ -d "$t/events" ] || mount -t tracefs nodev "$t" 2>/dev/null || t=/sys/kernel/debug/tracing
+  [ -d "$t/events" ] || { mount -t debugfs nodev /sys/kernel/debug 2>/dev/null; t=/sys/kernel/debug/tracing; }
+  # Only the events this kernel has: perf record refuses the lot for one unknown name.
+  for e in $TRACE_EVENTS; do [ -d "$t/events/${e%%:*}/${e#*:}" ] && ev="$ev${ev:+,}$e"; done
+  lab_result "${tgt}_trace_events" "${ev:-none}"
+  [ -n "$ev" ] || { lab_log "trace: no tracepoints under $t"; return 1; }
+  mkfifo "$ctl" "$ack" || return 1
+  exec {TCTL}<>"$ctl" {TACK}<>"$ack"
+  start_bg "trace-$tgt" perf record -a -e "$ev" -D -1 --control "fifo:$ctl,$ack" -o "$LAB_RUN/trace-$tgt.data"
+  echo enable >&"$TCTL"
+  read -r -t 180 a <&"$TACK"
+  lab_log "perf record (trace, $tgt): ${a:-no ack within 180 s}"
+  run_step "fio-$tgt-trace-qd1" "$JOB_LIMIT" fio --name="trace-$tgt" --output-format=terse,normal --filename="$dev" \
+    --ioengine=libaio --direct=1 --rw=randread --bs=4k --iodepth=1 --time_based \
+    --runtime="${PERF_TRACE_SECONDS:-2}" --size="${SIZE_MB}M" --norandommap --randrepeat=0 > /dev/null
+  kill -INT "$(bg_pid "trace-$tgt")"
+  wait_for "! bg_alive trace-$tgt" 120 "perf record (trace, $tgt) exits" || stop_bg "trace-$tgt" 5
+  exec {TCTL}>&- {TACK}>&-
+  run_step "trace-$tgt-qd1" 900 perf script -i "$LAB_RUN/trace-$tgt.data" -F comm,tid,cpu,time,event,trace \
+    > /dev/null
+  mv "$LAB_LOGS/trace-$tgt-qd1.log" "$LAB_LOGS/trace-$tgt-qd1.txt"
 }
 
 # V2: $1 per $2 with two decimals (0.00 when $2 is 0)
@@ -404,6 +443,10 @@ thread_groups "$DPID" TH1
 for n in "${!TH1[@]}"; do echo "$(( ${TH1[$n]} - ${TH0[$n]:-0} )) $n"; done | sort -rn \
   > "$LAB_LOGS/daemon-threads-cpu.txt"
 lab_result jobs_ok 1
+if [ "${PERF_TRACE:-0}" = 1 ]; then
+  trace_qd1 kernel "$KDEV" || lab_log "trace (kernel target) failed"
+  trace_qd1 daemon "$DDEV" || lab_log "trace (daemon) failed"
+fi
 
 lab_collect_logs
 nvme_disconnect "$KNQN" || lab_die "nvme disconnect (kernel target)"
