@@ -37,7 +37,8 @@
 # without the AOT cache; default: with it when the build trained one), NVMF_BUILD_DIR (the Maven
 # output folder bin/nvmf-target looks in; without a packaged jar the daemon's main class runs from LAB_CLASSPATH).
 # Results (results.properties): <target>_<job>_{iops,mbps,ios,err,clat_mean_us,clat_p50_us,clat_p99_us,slat_mean_us,
-# guest_cpu_us_per_io,guest_{user,sys,irq}_cpu_us_per_io,emulator_cpu_us_per_io,emulator_busy_pct}, daemon_<job>_{proc,poller,jit}_cpu_us_per_io,
+# guest_cpu_us_per_io,guest_{user,sys,irq}_cpu_us_per_io,emulator_cpu_us_per_io,emulator_busy_pct,link_pkts_per_io,
+# link_<counter> (rxe's counters over the job, and backlog_dropped: see link_counters)}, daemon_<job>_{proc,poller,jit}_cpu_us_per_io,
 # daemon_<job>_poller_{user,sys}_cpu_us_per_io, daemon_<job>_calls_<call>{,_per_io} (call: poll_cq poll_cq_empty
 # post_send post_recv req_notify_cq get_cq_event ack_cq_events epoll_wait), daemon_<job>_calls_all_per_io (every
 # call but the empty polls, counted in poll_cq already), daemon_aot_cache, link_write4k_{mbps,msgs},
@@ -186,6 +187,24 @@ trace_qd1() {
   mv "$LAB_LOGS/trace-$tgt-qd1.log" "$LAB_LOGS/trace-$tgt-qd1.txt"
 }
 
+# The link's own events over a job: rxe's counters (kernel rxe_hw_counters.c), summed over both devices, and the
+# packets the receive backlog dropped (/proc/net/softnet_stat, second column, hex, summed over CPUs). A dropped
+# packet costs an RC retransmission after the local ACK timeout (IBA chapter 9, retry): emulator time in which no
+# vCPU has work. Into the associative array named $1; builtins only.
+LINK_COUNTERS="sent_pkts duplicate_request out_of_seq_request rcvd_seq_err rcvd_rnr_err send_rnr_err
+completer_retry_err retry_exceeded_err retry_rnr_exceeded_err send_err"
+link_counters() {
+  local -n acc=$1; local d c v a b
+  acc=()
+  for d in /sys/class/infiniband/*/ports/1/hw_counters; do
+    for c in $LINK_COUNTERS; do
+      [ -r "$d/$c" ] && read -r v < "$d/$c" && acc[$c]=$(( ${acc[$c]:-0} + v ))
+    done
+  done
+  acc[backlog_dropped]=0
+  while read -r a b _; do acc[backlog_dropped]=$(( ${acc[backlog_dropped]} + 16#$b )); done < /proc/net/softnet_stat
+}
+
 # V2: $1 per $2 with two decimals (0.00 when $2 is 0)
 per_io_2() { local x=0; [ "$2" -gt 0 ] && x=$(( $1 * 100 / $2 )); printf -v V2 '%d.%02d' $((x / 100)) $((x % 100)); }
 
@@ -220,6 +239,8 @@ run_job() {
   job_opts "$job"
   profile_start "$name"
   [ -n "$pid" ] && verbs_calls "$LAB_LOGS/$name.calls0"
+  local -A lc0=() lc1=()
+  link_counters lc0
   guest_busy; g0=$G gu0=$GU gs0=$GS gi0=$GI
   lab_host_cpu; h0=$H w0=$W
   if [ -n "$pid" ]; then
@@ -232,6 +253,7 @@ run_job() {
   local rc=$?
   guest_busy
   lab_host_cpu
+  link_counters lc1
   profile_stop "$name"
   if [ -n "$pid" ]; then
     proc_cpu "$pid"; p1=$P; threads_cpu "$pid" nvmf-rdma-poll; q1=$Q qu1=$QU qs1=$QS
@@ -258,6 +280,11 @@ ${k}_clat_p99_us=$V"
   # cpu_line NAME JIFFIES: "<target>_<job>_NAME_us_per_io=..." appended to out
   cpu_line() { us_per_io "$2" "$ios"; out="$out
 ${k}_$1_us_per_io=$U"; }
+  local c
+  for c in $LINK_COUNTERS backlog_dropped; do out="$out
+${k}_link_$c=$(( ${lc1[$c]:-0} - ${lc0[$c]:-0} ))"; done
+  per_io_2 $(( ${lc1[sent_pkts]:-0} - ${lc0[sent_pkts]:-0} )) "$ios"; out="$out
+${k}_link_pkts_per_io=$V2"
   cpu_line guest_cpu $((G - g0))
   cpu_line guest_user_cpu $((GU - gu0))
   cpu_line guest_sys_cpu $((GS - gs0))
@@ -500,6 +527,10 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a + 0 > 0 && b + 0 > 0) printf "%
       "daemon_${job}_calls_get_cq_event_per_io"), $(val "daemon_${job}_calls_epoll_wait_per_io"); $(val \
       "daemon_${job}_calls_all_per_io") | |"
     echo "| $job | JIT compiler threads CPU us/IO | n/a | $(val "daemon_${job}_jit_cpu_us_per_io") | |"
+    both_row "$job" "link packets per I/O (both rxe devices)" link_pkts_per_io
+    for l in completer_retry_err rcvd_seq_err duplicate_request rcvd_rnr_err backlog_dropped; do
+      both_row "$job" "link: $l (over the job)" "link_$l"
+    done
   done
   echo
   echo "Link ceiling (perftest -R, 4 KiB, over rxe0 loopback: an upper bound):"
