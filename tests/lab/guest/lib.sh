@@ -499,6 +499,29 @@ fio_run() {
   return $rc
 }
 
+# fio_clat_pct LOG PCT: V = percentile PCT (as fio prints it: 50.00, 99.00) of the completion latency in µs, from
+# the "clat percentiles (UNIT):" block of fio's normal output in LOG (UNIT nsec, usec or msec; "-" if absent).
+# With --lat_percentiles=1 fio's terse line carries the total latency's percentiles (submission + completion)
+# instead, and only the normal output still has these. Builtins only.
+fio_clat_pct() {
+  local l u="" x; V=-
+  while IFS= read -r l; do
+    if [ -z "$u" ]; then
+      [[ $l == *"clat percentiles ("*"):"* ]] && { u=${l##*clat percentiles (}; u=${u%%)*}; }
+      continue
+    fi
+    [[ $l == *"|"*"th=["* ]] || return 0
+    [[ $l == *" $2th=["* ]] || continue
+    x=${l#*" $2th=["}; x=${x%%]*}; x=${x// /}
+    case $u in
+      nsec) V=$(( (x + 500) / 1000 )) ;;
+      msec) V=$(( x * 1000 )) ;;
+      *) V=$x ;;
+    esac
+    return 0
+  done < "$1"
+}
+
 # --- the daemon under faults: launcher, metrics, resources, link faults, memory ----------------------------------
 # (used by daemon-faults.sh, daemon-lifecycle.sh and soak.sh)
 

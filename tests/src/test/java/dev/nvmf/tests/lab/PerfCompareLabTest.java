@@ -16,8 +16,8 @@ import org.junit.jupiter.api.Test;
  * fio jobs over the same Soft-RoCE link (tests/lab/scenarios/perf-compare.sh). Speed is measured and printed,
  * never asserted (TCG emulation: only the ratio within one boot means anything). What is asserted: every job ran
  * on both targets, did I/O, and finished with fio error 0; both hosts' controllers crossed the veth pair; the
- * emulator's CPU (the host's count) was read around every job; the daemon's verbs downcalls were counted in every
- * job.
+ * emulator's CPU (the host's count) and rxe's packet counters were read around every job; the daemon's verbs
+ * downcalls were counted in every job; at QD1 the total latency's percentiles are at least the completion latency's.
  */
 @Tag("perf")
 class PerfCompareLabTest {
@@ -41,6 +41,19 @@ class PerfCompareLabTest {
                 // The host's count of the emulator's CPU was read around the job.
                 double emulatorUs = Double.parseDouble(res.getOrDefault(key + "_emulator_cpu_us_per_io", "0"));
                 assertTrue(emulatorUs > 0, () -> key + ": no emulator CPU per I/O\n" + r.describe());
+                // rxe's counters were read around the job: every I/O is at least a command and a response.
+                long packets = Long.parseLong(res.getOrDefault(key + "_link_sent_pkts", "0"));
+                assertTrue(packets >= 2 * ios, () -> key + ": " + packets + " link packets for " + ios + " I/Os\n"
+                        + r.describe());
+            }
+            // Each I/O's total latency is its submission plus its completion latency, so every percentile of the
+            // total is at least the completion's: a mix-up of fio's two blocks shows here.
+            String qd1 = target + "_randread4k_qd1";
+            for (String p : new String[] {"p50", "p99"}) {
+                long clat = Long.parseLong(res.getOrDefault(qd1 + "_clat_" + p + "_us", "-1"));
+                long lat = Long.parseLong(res.getOrDefault(qd1 + "_lat_" + p + "_us", "-1"));
+                assertTrue(clat > 0 && lat >= clat, () -> qd1 + " " + p + ": clat " + clat + " µs, lat " + lat
+                        + " µs\n" + r.describe());
             }
         }
         // The downcall counts come from the daemon's metrics: every job polled its CQ and posted its responses.
