@@ -33,7 +33,8 @@
 # default 6), PERF_DAEMON_WARMUP (of the daemon, default 24: its JIT compiles under emulation), PERF_SIZE_MB
 # (the range fio touches, default 256), PERF_PERFTEST (0 skips the link ceiling), PERF_TRANSPORT (the daemon's
 # transport keys, below), PERF_PROFILE (jobs to profile with perf(1), below), PERF_TRACE (1: a traced QD1 job
-# after the measured ones, below), PERF_JAVA_OPTS (JVM options added
+# after the measured ones, below), PERF_POLLER_CPUS and PERF_FIO_CPUS (vCPUs for the daemon's pollers and for
+# fio, below), PERF_JAVA_OPTS (JVM options added
 # to the daemon's, e.g. -XX:+UseSerialGC), PERF_AOT (0: the daemon starts
 # without the AOT cache; default: with it when the build trained one), NVMF_BUILD_DIR (the Maven
 # output folder bin/nvmf-target looks in; without a packaged jar the daemon's main class runs from LAB_CLASSPATH).
@@ -225,6 +226,7 @@ terse_pct() {
 }
 
 JOBS="randread4k_qd32 randwrite4k_qd32 randread4k_qd1 seqread128k_qd8"
+FIO_CPUS=""; [ -n "${PERF_FIO_CPUS:-}" ] && FIO_CPUS="--cpus_allowed=$PERF_FIO_CPUS"
 job_opts() {
   case $1 in
     randread4k_qd32)  OPTS=(--rw=randread --bs=4k --iodepth=32); BS=4096 ;;
@@ -250,7 +252,7 @@ run_job() {
     proc_cpu "$pid"; p0=$P; threads_cpu "$pid" nvmf-rdma-poll; q0=$Q qu0=$QU qs0=$QS
     threads_cpu "$pid" "C1 Compiler"; c0=$Q; threads_cpu "$pid" "C2 Compiler"; c0=$((c0 + Q))
   fi
-  run_step "$name" "$JOB_LIMIT" fio --name="$name" --output-format=terse,normal --filename="$dev" \
+  run_step "$name" "$JOB_LIMIT" fio --name="$name" --output-format=terse,normal --filename="$dev" $FIO_CPUS \
     --ioengine=libaio --direct=1 "${OPTS[@]}" --time_based --runtime="$RUNTIME" --size="${SIZE_MB}M" \
     --norandommap --randrepeat=0 --group_reporting > /dev/null
   local rc=$?
@@ -432,6 +434,22 @@ if [ "$(cat "/proc/$DPID/comm" 2>/dev/null)" != java ]; then
 fi
 [ "$(cat "/proc/$DPID/comm" 2>/dev/null)" = java ] || lab_die "cannot find the daemon's java process"
 lab_result daemon_pid "$DPID"
+# PERF_POLLER_CPUS=LIST: the daemon's poller threads pinned to those vCPUs (taskset -pc LIST), PERF_FIO_CPUS=LIST:
+# every measured fio job (both targets) on those (--cpus_allowed). Unset, the guest's scheduler places both, and it
+# may put the poller on fio's vCPU or on the other one, from job to job.
+if [ -n "${PERF_POLLER_CPUS:-}" ]; then
+  n=0
+  for t in /proc/"$DPID"/task/*; do
+    read -r c < "$t/comm" 2>/dev/null || continue
+    [[ $c == nvmf-rdma-poll* ]] || continue
+    taskset -pc "$PERF_POLLER_CPUS" "${t##*/}" > /dev/null || lab_die "taskset"
+    n=$((n + 1))
+  done
+  lab_result daemon_pollers_pinned "$n"
+  [ "$n" -gt 0 ] || lab_die "no poller thread to pin"
+fi
+lab_result daemon_poller_cpus "${PERF_POLLER_CPUS:-any}"
+lab_result fio_cpus "${PERF_FIO_CPUS:-any}"
 if grep -q 'Reading classpath(s) from .*nvmf-target\.aot' "$LAB_LOGS/daemon-class-path.log" 2>/dev/null; then
   lab_result daemon_aot_cache 1
 else
