@@ -170,6 +170,7 @@ public record ConfigDiff(List<String> hostsAdded, List<String> hostsRemoved,
         change(restart, "transport.busy_poll", Durations.format(a.busyPollNanos()), Durations.format(b.busyPollNanos()));
         change(restart, "transport.srq", a.srq(), b.srq());
         change(restart, "transport.srq_depth", a.srqDepth(), b.srqDepth());
+        change(restart, "transport.poller_cpus", a.pollerCpus(), b.pollerCpus());
         change(restart, "metrics.enabled", before.metrics().enabled(), after.metrics().enabled());
         change(restart, "metrics.listen", before.metrics().listen(), after.metrics().listen());
 

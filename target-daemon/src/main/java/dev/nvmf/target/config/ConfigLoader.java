@@ -30,6 +30,7 @@ import org.snakeyaml.engine.v2.exceptions.MarkedYamlEngineException;
 import org.snakeyaml.engine.v2.exceptions.YamlEngineException;
 import org.snakeyaml.engine.v2.nodes.Node;
 import org.snakeyaml.engine.v2.nodes.ScalarNode;
+import org.snakeyaml.engine.v2.nodes.Tag;
 import org.snakeyaml.engine.v2.schema.CoreSchema;
 
 /**
@@ -212,9 +213,42 @@ public final class ConfigLoader {
             if (!srq && m.has("srq_depth")) {
                 p.warning(m.value("srq_depth"), m.path("srq_depth"), "has no effect without srq: true");
             }
+            List<Integer> cpus = pollerCpus(m);
             m.rejectUnknown();
             return new TransportSection(depth, qpairs, icd, maxIo, aq, pollers, drain, zeroCopy, busyPoll, srq,
-                    srqDepth);
+                    srqDepth, cpus);
+        }
+
+        /** transport.poller_cpus: CPU numbers ({@link Limits#POLLER_CPU}), each once. */
+        List<Integer> pollerCpus(MapReader m) {
+            List<Integer> out = new ArrayList<>();
+            List<Node> items = m.list("poller_cpus");
+            Limits.Range r = Limits.POLLER_CPU;
+            for (int i = 0; i < items.size(); i++) {
+                Node n = items.get(i);
+                String path = m.path("poller_cpus") + "[" + i + "]";
+                if (!(n instanceof ScalarNode sc && sc.isPlain() && sc.getTag().equals(Tag.INT))) {
+                    p.error(n, path, "expected a CPU number (an integer from " + r.min() + " to " + r.max()
+                            + "), found " + MapReader.describe(n));
+                    continue;
+                }
+                long v;
+                try {
+                    v = Long.parseLong(sc.getValue());
+                } catch (NumberFormatException e) {
+                    v = -1; // beyond a long: out of range as well
+                }
+                int cpu = (int) v;
+                if (v < r.min() || v > r.max()) {
+                    p.error(n, path, "value " + sc.getValue() + " is out of range, allowed " + r.min() + " to "
+                            + r.max());
+                } else if (out.contains(cpu)) {
+                    p.error(n, path, "CPU " + cpu + " is listed twice");
+                } else {
+                    out.add(cpu);
+                }
+            }
+            return List.copyOf(out);
         }
 
         /** in_capsule_data_size: {@link Limits#IN_CAPSULE_DATA_SIZE}, and at most max_io_size. */

@@ -144,6 +144,7 @@ public final class ConfigWriter {
         tm.put("srq", t.srq());
         // Only where it says something: srq_depth without srq is warned about when the file is read back.
         if (t.srq() || t.srqDepth() != TransportSection.DEFAULT_SRQ_DEPTH) tm.put("srq_depth", t.srqDepth());
+        if (!t.pollerCpus().isEmpty()) tm.put("poller_cpus", t.pollerCpus());
         root.put("transport", tm);
         root.put("discovery", Map.of("all_ports", c.discovery().allPorts()));
         Map<String, Object> mm = new LinkedHashMap<>();

@@ -1,5 +1,7 @@
 package dev.nvmf.target.config;
 
+import java.util.List;
+
 /**
  * RDMA transport tuning, under SPDK's well-known names ({@code nvmf_create_transport}).
  *
@@ -19,10 +21,16 @@ package dev.nvmf.target.config;
  *                             receive queue, instead of receive buffers per queue, default false
  * @param srqDepth             srq_depth: receive buffers of each such shared receive queue (capped by the device's
  *                             max_srq_wr), default 1024 (the kernel target's srq_size)
+ * @param pollerCpus           poller_cpus: the CPUs the pollers run on, poller i on the i-th modulo the list's length
+ *                             (SPDK's reactor mask, one core each); empty, the default: where the scheduler puts them
  */
 public record TransportSection(int maxQueueDepth, int maxIoQpairsPerCtrlr, int inCapsuleDataSize, int maxIoSize,
                               int maxAqDepth, int pollers, int drainTimeout, boolean zeroCopy, long busyPollNanos,
-                              boolean srq, int srqDepth) {
+                              boolean srq, int srqDepth, List<Integer> pollerCpus) {
+    public TransportSection {
+        pollerCpus = List.copyOf(pollerCpus);
+    }
+
     public static final int DEFAULT_MAX_QUEUE_DEPTH = 128;
     public static final int DEFAULT_MAX_IO_QPAIRS_PER_CTRLR = 128;
     public static final int DEFAULT_IN_CAPSULE_DATA_SIZE = 8192;
@@ -41,6 +49,7 @@ public record TransportSection(int maxQueueDepth, int maxIoQpairsPerCtrlr, int i
     public static TransportSection defaults() {
         return new TransportSection(DEFAULT_MAX_QUEUE_DEPTH, DEFAULT_MAX_IO_QPAIRS_PER_CTRLR,
                 DEFAULT_IN_CAPSULE_DATA_SIZE, DEFAULT_MAX_IO_SIZE, DEFAULT_MAX_AQ_DEPTH, DEFAULT_POLLERS,
-                DEFAULT_DRAIN_TIMEOUT, DEFAULT_ZERO_COPY, DEFAULT_BUSY_POLL_NANOS, DEFAULT_SRQ, DEFAULT_SRQ_DEPTH);
+                DEFAULT_DRAIN_TIMEOUT, DEFAULT_ZERO_COPY, DEFAULT_BUSY_POLL_NANOS, DEFAULT_SRQ, DEFAULT_SRQ_DEPTH,
+                List.of());
     }
 }

@@ -77,7 +77,8 @@ final class ConfigMapping {
         return RdmaTransportConfig.of(ports).withPollers(t.pollers()).withRemoteInvalidation(remoteInvalidation)
                 .withMaxIoSize(t.maxIoSize()).withMaxIoQueues(t.maxIoQpairsPerCtrlr())
                 .withDrainTimeoutMillis(t.drainTimeout() * 1000L).withZeroCopyRam(t.zeroCopy())
-                .withBusyPollNanos(t.busyPollNanos()).withSrqDepth(t.srq() ? t.srqDepth() : 0);
+                .withBusyPollNanos(t.busyPollNanos()).withSrqDepth(t.srq() ? t.srqDepth() : 0)
+                .withPollerCpus(t.pollerCpus());
     }
 
     /** The core's subsystem identity and limits: every attribute of the YAML subsystem but its lists. */

@@ -7,6 +7,7 @@ import dev.nvmf.target.rdma.poller.Poller;
 import dev.nvmf.verbs.CmEventChannel;
 import dev.nvmf.verbs.EventWaiter;
 import dev.nvmf.verbs.RdmaProvider;
+import dev.nvmf.verbs.ffm.Libc;
 import org.agrona.ErrorHandler;
 import org.agrona.LangUtil;
 import org.agrona.concurrent.Agent;
@@ -97,9 +98,10 @@ public final class RdmaTransport implements AutoCloseable {
     /** Listens on every port and starts the CM agent and every poller on a thread of its own. */
     public synchronized void start() {
         if (opened) return;
+        checkPollerCpus();
         listen();
-        run(cm, cm.idleStrategy());
-        for (Poller p : pollers) run(p, p.idleStrategy());
+        run(cm, cm.idleStrategy(), -1);
+        for (int i = 0; i < pollers.length; i++) run(pollers[i], pollers[i].idleStrategy(), config.pollerCpu(i));
         progress = () -> LockSupport.parkNanos(1_000_000L);
     }
 
@@ -119,7 +121,34 @@ public final class RdmaTransport implements AutoCloseable {
         opened = true;
     }
 
-    private void run(Agent agent, IdleStrategy idle) {
+    /**
+     * transport.poller_cpus must name CPUs this process may run on (its affinity mask, as systemd's CPUAffinity= or
+     * taskset set it): a poller that cannot be pinned where the operator asked is refused at start, with the key.
+     */
+    private void checkPollerCpus() {
+        if (config.pollerCpus().isEmpty()) return;
+        List<Integer> allowed = Libc.currentThreadCpus();
+        for (int cpu : config.pollerCpus()) {
+            if (!allowed.contains(cpu)) {
+                throw new IllegalStateException("transport.poller_cpus: CPU " + cpu + " is not one this process may"
+                        + " run on (its CPUs: " + allowed + ")");
+            }
+        }
+    }
+
+    /** A poller's thread pins itself before its first pass; {@code cpu} -1: not pinned (the CM agent, or no list). */
+    private static void pin(String role, int cpu) {
+        if (cpu < 0) return;
+        int errno = Libc.pinCurrentThread(List.of(cpu));
+        if (errno == 0) {
+            LOG.log(System.Logger.Level.INFO, role + " pinned to CPU " + cpu);
+        } else {
+            LOG.log(System.Logger.Level.ERROR, role + " could not be pinned to CPU " + cpu + " ("
+                    + Libc.strerror(errno) + "): it runs where the scheduler puts it");
+        }
+    }
+
+    private void run(Agent agent, IdleStrategy idle, int cpu) {
         // A RuntimeException that reaches the runner (the agents contain their own to the queue concerned) is logged
         // and the agent carries on. An Error ends the agent's thread (AgentRunner rethrows it): see healthy().
         AgentRunner runner = new AgentRunner(idle, t -> LOG.log(System.Logger.Level.ERROR, agent.roleName()
@@ -127,7 +156,10 @@ public final class RdmaTransport implements AutoCloseable {
                 t), null, agent);
         runners.add(runner);
         AgentRunner.startOnThread(runner, r -> {
-            Thread t = new Thread(r, agent.roleName());
+            Thread t = new Thread(() -> {
+                pin(agent.roleName(), cpu);
+                r.run();
+            }, agent.roleName());
             t.setDaemon(true);
             return t;
         });

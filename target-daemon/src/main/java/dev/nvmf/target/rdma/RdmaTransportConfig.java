@@ -25,16 +25,22 @@ import java.util.List;
  * @param srqDepth           receive buffers of the shared receive queue each poller has on each device, which all its
  *                           queues on that device take their command capsules from (YAML {@code transport.srq} and
  *                           {@code transport.srq_depth}); 0 = no SRQ, each queue posts receives of its own
+ * @param pollerCpus         the CPUs the poller threads are pinned to, poller i to the i-th modulo the list's length
+ *                           (YAML {@code transport.poller_cpus}); empty = not pinned
  */
 public record RdmaTransportConfig(List<RdmaPortConfig> ports, int pollers, boolean remoteInvalidation,
                                   int maxIoSize, int maxIoQueues, int cqSize, int smallBuffers,
                                   int largeBuffers, long drainTimeoutMillis, boolean zeroCopyRam, long busyPollNanos,
-                                  int srqDepth) {
+                                  int srqDepth, List<Integer> pollerCpus) {
     /** Size of the small data-buffer class: covers 4 KiB and 8 KiB I/O without taking a large buffer. */
     public static final int SMALL_BUFFER_SIZE = 8192;
 
     public RdmaTransportConfig {
         ports = List.copyOf(ports);
+        pollerCpus = List.copyOf(pollerCpus);
+        for (int cpu : pollerCpus) {
+            if (cpu < 0 || cpu > 1023) throw new IllegalArgumentException("poller CPU " + cpu + " must be 0..1023");
+        }
         if (pollers < 1 || pollers > 256) throw new IllegalArgumentException("pollers " + pollers + " must be 1..256");
         if (maxIoSize < 4096 || maxIoSize > (1 << 24) - 1 + 1 || Integer.bitCount(maxIoSize) != 1) {
             throw new IllegalArgumentException("max_io_size " + maxIoSize + " must be a power of two, 4 KiB..16 MiB");
@@ -67,7 +73,7 @@ public record RdmaTransportConfig(List<RdmaPortConfig> ports, int pollers, boole
      */
     public static RdmaTransportConfig of(List<RdmaPortConfig> ports) {
         return new RdmaTransportConfig(ports, 1, true, 128 * 1024, 128, 8192, 256, 32, DEFAULT_DRAIN_TIMEOUT_MILLIS,
-                DEFAULT_ZERO_COPY_RAM, DEFAULT_BUSY_POLL_NANOS, 0);
+                DEFAULT_ZERO_COPY_RAM, DEFAULT_BUSY_POLL_NANOS, 0, List.of());
     }
 
     /**
@@ -79,47 +85,47 @@ public record RdmaTransportConfig(List<RdmaPortConfig> ports, int pollers, boole
 
     public RdmaTransportConfig withZeroCopyRam(boolean on) {
         return new RdmaTransportConfig(ports, pollers, remoteInvalidation, maxIoSize, maxIoQueues, cqSize, smallBuffers,
-                largeBuffers, drainTimeoutMillis, on, busyPollNanos, srqDepth);
+                largeBuffers, drainTimeoutMillis, on, busyPollNanos, srqDepth, pollerCpus);
     }
 
     public RdmaTransportConfig withBusyPollNanos(long nanos) {
         return new RdmaTransportConfig(ports, pollers, remoteInvalidation, maxIoSize, maxIoQueues, cqSize, smallBuffers,
-                largeBuffers, drainTimeoutMillis, zeroCopyRam, nanos, srqDepth);
+                largeBuffers, drainTimeoutMillis, zeroCopyRam, nanos, srqDepth, pollerCpus);
     }
 
     public RdmaTransportConfig withDrainTimeoutMillis(long millis) {
         return new RdmaTransportConfig(ports, pollers, remoteInvalidation, maxIoSize, maxIoQueues, cqSize, smallBuffers,
-                largeBuffers, millis, zeroCopyRam, busyPollNanos, srqDepth);
+                largeBuffers, millis, zeroCopyRam, busyPollNanos, srqDepth, pollerCpus);
     }
 
     public RdmaTransportConfig withPollers(int n) {
         return new RdmaTransportConfig(ports, n, remoteInvalidation, maxIoSize, maxIoQueues, cqSize, smallBuffers,
-                largeBuffers, drainTimeoutMillis, zeroCopyRam, busyPollNanos, srqDepth);
+                largeBuffers, drainTimeoutMillis, zeroCopyRam, busyPollNanos, srqDepth, pollerCpus);
     }
 
     public RdmaTransportConfig withRemoteInvalidation(boolean on) {
         return new RdmaTransportConfig(ports, pollers, on, maxIoSize, maxIoQueues, cqSize, smallBuffers,
-                largeBuffers, drainTimeoutMillis, zeroCopyRam, busyPollNanos, srqDepth);
+                largeBuffers, drainTimeoutMillis, zeroCopyRam, busyPollNanos, srqDepth, pollerCpus);
     }
 
     public RdmaTransportConfig withMaxIoSize(int size) {
         return new RdmaTransportConfig(ports, pollers, remoteInvalidation, size, maxIoQueues, cqSize, smallBuffers,
-                largeBuffers, drainTimeoutMillis, zeroCopyRam, busyPollNanos, srqDepth);
+                largeBuffers, drainTimeoutMillis, zeroCopyRam, busyPollNanos, srqDepth, pollerCpus);
     }
 
     public RdmaTransportConfig withCqSize(int size) {
         return new RdmaTransportConfig(ports, pollers, remoteInvalidation, maxIoSize, maxIoQueues, size,
-                smallBuffers, largeBuffers, drainTimeoutMillis, zeroCopyRam, busyPollNanos, srqDepth);
+                smallBuffers, largeBuffers, drainTimeoutMillis, zeroCopyRam, busyPollNanos, srqDepth, pollerCpus);
     }
 
     public RdmaTransportConfig withBuffers(int small, int large) {
         return new RdmaTransportConfig(ports, pollers, remoteInvalidation, maxIoSize, maxIoQueues, cqSize, small,
-                large, drainTimeoutMillis, zeroCopyRam, busyPollNanos, srqDepth);
+                large, drainTimeoutMillis, zeroCopyRam, busyPollNanos, srqDepth, pollerCpus);
     }
 
     public RdmaTransportConfig withMaxIoQueues(int n) {
         return new RdmaTransportConfig(ports, pollers, remoteInvalidation, maxIoSize, n, cqSize, smallBuffers,
-                largeBuffers, drainTimeoutMillis, zeroCopyRam, busyPollNanos, srqDepth);
+                largeBuffers, drainTimeoutMillis, zeroCopyRam, busyPollNanos, srqDepth, pollerCpus);
     }
 
     /**
@@ -131,7 +137,18 @@ public record RdmaTransportConfig(List<RdmaPortConfig> ports, int pollers, boole
     /** With a shared receive queue of {@code depth} buffers per poller and device (0: none). */
     public RdmaTransportConfig withSrqDepth(int depth) {
         return new RdmaTransportConfig(ports, pollers, remoteInvalidation, maxIoSize, maxIoQueues, cqSize, smallBuffers,
-                largeBuffers, drainTimeoutMillis, zeroCopyRam, busyPollNanos, depth);
+                largeBuffers, drainTimeoutMillis, zeroCopyRam, busyPollNanos, depth, pollerCpus);
+    }
+
+    /** With the poller threads pinned to {@code cpus}, poller i to the i-th modulo their number (empty: not pinned). */
+    public RdmaTransportConfig withPollerCpus(List<Integer> cpus) {
+        return new RdmaTransportConfig(ports, pollers, remoteInvalidation, maxIoSize, maxIoQueues, cqSize, smallBuffers,
+                largeBuffers, drainTimeoutMillis, zeroCopyRam, busyPollNanos, srqDepth, cpus);
+    }
+
+    /** The CPU poller {@code index} is pinned to, or -1 when pollers are not pinned. */
+    public int pollerCpu(int index) {
+        return pollerCpus.isEmpty() ? -1 : pollerCpus.get(index % pollerCpus.size());
     }
 
     /** Whether pollers take their queues' capsules from a shared receive queue per device. */

@@ -75,8 +75,8 @@ class CliTest {
         assertEquals("", r.out());
         assertEquals(bad + ":2:3: transport.max_queue_depht: unknown key 'max_queue_depht' (did you mean "
                 + "'max_queue_depth'?); allowed here: busy_poll, drain_timeout, in_capsule_data_size, max_aq_depth, "
-                + "max_io_qpairs_per_ctrlr, max_io_size, max_queue_depth, pollers, srq, srq_depth, zero_copy\n" + bad
-                + ": invalid (1 error)\n", r.err());
+                + "max_io_qpairs_per_ctrlr, max_io_size, max_queue_depth, poller_cpus, pollers, srq, srq_depth, "
+                + "zero_copy\n" + bad + ": invalid (1 error)\n", r.err());
     }
 
     @Test

@@ -57,6 +57,12 @@ class ConfigDiffTest {
     }
 
     @Test
+    void pinningThePollersTakesARestart() throws Exception {
+        ConfigDiff d = ConfigDiff.between(load(BEFORE), load(BEFORE + "transport:\n  poller_cpus: [1]\n"));
+        assertEquals(List.of("transport.poller_cpus: [] -> [1]"), d.restartRequired());
+    }
+
+    @Test
     void identicalConfigurationsHaveAnEmptyDiff() throws Exception {
         ConfigDiff d = ConfigDiff.between(load(BEFORE), load(BEFORE));
         assertTrue(d.isEmpty());

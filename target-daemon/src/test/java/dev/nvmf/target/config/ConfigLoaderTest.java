@@ -71,9 +71,29 @@ class ConfigLoaderTest {
     }
 
     @Test
+    void pollerCpusAreCpuNumbersEachListedOnceAndRoundTrip() throws Exception {
+        assertEquals(List.of(), ok(VALID).transport().pollerCpus(), "not pinned unless asked");
+        TargetConfig pinned = ok(VALID + "transport:\n  pollers: 2\n  poller_cpus: [3, 1]\n");
+        assertEquals(List.of(3, 1), pinned.transport().pollerCpus(), "in the order given: poller 0 on CPU 3");
+        String yaml = ConfigWriter.toYaml(pinned);
+        assertEquals(pinned, ok(yaml), yaml);
+        int line = (int) VALID.lines().count() + 2; // the line after "transport:"
+        assertEquals(List.of("t.yaml:" + line + ":20: transport.poller_cpus[1]: CPU 2 is listed twice"),
+                errors(VALID + "transport:\n  poller_cpus: [2, 2]\n"));
+        assertEquals(List.of("t.yaml:" + line + ":17: transport.poller_cpus[0]: value 1024 is out of range, allowed 0"
+                + " to 1023"), errors(VALID + "transport:\n  poller_cpus: [1024]\n"));
+        assertEquals(List.of("t.yaml:" + line + ":20: transport.poller_cpus[1]: value -1 is out of range, allowed 0"
+                + " to 1023"), errors(VALID + "transport:\n  poller_cpus: [0, -1]\n"));
+        assertEquals(List.of("t.yaml:" + line + ":17: transport.poller_cpus[0]: expected a CPU number (an integer"
+                + " from 0 to 1023), found string 'all'"), errors(VALID + "transport:\n  poller_cpus: [all]\n"));
+        assertEquals(List.of("t.yaml:" + line + ":16: transport.poller_cpus: expected a list, found integer '3'"),
+                errors(VALID + "transport:\n  poller_cpus: 3\n"));
+    }
+
+    @Test
     void defaultsMatchTheKernelTarget() throws Exception {
         TargetConfig c = ok(VALID);
-        assertEquals(new TransportSection(128, 128, 8192, 1 << 20, 32, 1, 30, true, 50_000, false, 1024),
+        assertEquals(new TransportSection(128, 128, 8192, 1 << 20, 32, 1, 30, true, 50_000, false, 1024, List.of()),
                 c.transport());
         PortSection p = c.ports().get(0);
         assertEquals(new PortSection(1, "rdma", "ipv4", "192.168.1.10", 4420, 8192, 128, List.of(SUB), List.of()), p);

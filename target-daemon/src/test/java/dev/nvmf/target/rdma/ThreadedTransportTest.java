@@ -4,6 +4,7 @@ import dev.nvmf.target.rdma.support.Capsules;
 import dev.nvmf.target.rdma.support.Cqe;
 import dev.nvmf.target.rdma.support.FakeCore;
 import dev.nvmf.verbs.CmEventType;
+import dev.nvmf.verbs.ffm.Libc;
 import dev.nvmf.verbs.initiator.ScriptedInitiator;
 import dev.nvmf.verbs.soft.SoftFabric;
 import org.junit.jupiter.api.Test;
@@ -51,6 +52,83 @@ class ThreadedTransportTest {
     private static ScriptedInitiator host(SoftFabric fabric, int qid) {
         return new ScriptedInitiator(fabric, Capsules.queueOptions(
                 new InetSocketAddress("10.0.0.2", 0), new InetSocketAddress("10.0.0.1", 4420), qid, 8, 16));
+    }
+
+    /** The CPUs in a /proc Cpus_allowed_list ("0-2,5"). */
+    private static List<Integer> cpuList(String list) {
+        List<Integer> out = new java.util.ArrayList<>();
+        for (String part : list.strip().split(",")) {
+            String[] r = part.split("-");
+            for (int c = Integer.parseInt(r[0]); c <= Integer.parseInt(r[r.length - 1]); c++) out.add(c);
+        }
+        return out;
+    }
+
+    /**
+     * The CPUs of each of this process's threads whose name (cut to 15 characters, as the kernel keeps it) starts
+     * with {@code prefix}.
+     */
+    private static List<List<Integer>> threadCpus(String prefix) throws java.io.IOException {
+        List<List<Integer>> out = new java.util.ArrayList<>();
+        try (var tasks = java.nio.file.Files.list(java.nio.file.Path.of("/proc/self/task"))) {
+            for (java.nio.file.Path task : tasks.toList()) {
+                try {
+                    if (!java.nio.file.Files.readString(task.resolve("comm")).strip().startsWith(prefix)) continue;
+                    for (String line : java.nio.file.Files.readAllLines(task.resolve("status"))) {
+                        if (line.startsWith("Cpus_allowed_list:")) out.add(cpuList(line.substring(18)));
+                    }
+                } catch (java.nio.file.NoSuchFileException gone) {
+                    // a thread that ended meanwhile
+                }
+            }
+        }
+        return out;
+    }
+
+    /**
+     * transport.poller_cpus: every poller thread pins itself to its CPU (poller i to the i-th modulo the list: both
+     * to the one given here) before its first pass; the CM thread stays where the scheduler puts it.
+     */
+    @Test
+    void pollerThreadsRunOnTheirConfiguredCpuAlone() throws Exception {
+        List<Integer> allowed = Libc.currentThreadCpus();
+        int cpu = allowed.get(allowed.size() - 1);
+        SoftFabric fabric = fabric();
+        RdmaTransport t = started(fabric, new FakeCore(), c -> c.withPollers(2).withPollerCpus(List.of(cpu)));
+        try {
+            await(() -> {
+                try {
+                    return threadCpus("nvmf-rdma-polle").equals(List.of(List.of(cpu), List.of(cpu)));
+                } catch (java.io.IOException e) {
+                    throw new java.io.UncheckedIOException(e);
+                }
+            }, null, "both pollers on CPU " + cpu);
+            assertEquals(List.of(allowed), threadCpus("nvmf-rdma-cm"), "the CM thread is not pinned");
+        } finally {
+            t.stop(5000);
+        }
+        assertTrue(fabric.resources().nothingLeaked(), fabric.resources().toString());
+    }
+
+    /** A CPU this process may not run on is refused at start, naming the key, before anything is opened. */
+    @Test
+    void aPollerCpuOutsideTheProcesssCpusIsRefusedAtStart() {
+        List<Integer> allowed = Libc.currentThreadCpus();
+        int cpu = Libc.CPU_SETSIZE - 1;
+        org.junit.jupiter.api.Assumptions.assumeFalse(allowed.contains(cpu), "this machine has CPU " + cpu);
+        SoftFabric fabric = fabric();
+        RdmaTransport t = new RdmaTransport(fabric, RdmaTransportConfig.of(List.of(RdmaPortConfig.of(1, "10.0.0.1",
+                4420))).withPollerCpus(List.of(cpu)), new FakeCore());
+        try {
+            IllegalStateException e = org.junit.jupiter.api.Assertions.assertThrows(IllegalStateException.class,
+                    t::start);
+            assertEquals("transport.poller_cpus: CPU " + cpu + " is not one this process may run on (its CPUs: "
+                    + allowed + ")", e.getMessage());
+            assertEquals(0, t.openQueues());
+        } finally {
+            t.close();
+        }
+        assertTrue(fabric.resources().nothingLeaked(), fabric.resources().toString());
     }
 
     /**

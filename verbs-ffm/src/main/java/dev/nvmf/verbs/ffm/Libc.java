@@ -138,6 +138,17 @@ public final class Libc {
     private static final MethodHandle STATX = handleOrNull("statx",
             FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT, ADDRESS));
     /**
+     * int sched_setaffinity(pid_t pid, size_t cpusetsize, const cpu_set_t *mask) and sched_getaffinity: pid 0 is
+     * the calling thread (sched_setaffinity(2)); the mask is a bit per CPU in unsigned longs.
+     */
+    private static final MethodHandle SCHED_SETAFFINITY = handle("sched_setaffinity",
+            FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_LONG, ADDRESS));
+    private static final MethodHandle SCHED_GETAFFINITY = handle("sched_getaffinity",
+            FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_LONG, ADDRESS));
+    /** CPUs a mask here covers: glibc's CPU_SETSIZE, the cpu_set_t of sched_setaffinity(2). */
+    public static final int CPU_SETSIZE = 1024;
+
+    /**
      * char *strerror(int errnum): glibc returns static text for known values and, since 2.32, a per-thread buffer
      * for unknown ones, so it is safe from any thread.
      */
@@ -265,6 +276,44 @@ public final class Libc {
     public static int fallocate(MemorySegment capture, int fd, int mode, long offset, long length) {
         try {
             return (int) FALLOCATE.invokeExact(capture, fd, mode, offset, length);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    /**
+     * Pins the calling thread to {@code cpus} (each 0 to {@link #CPU_SETSIZE} - 1). Control path: allocates.
+     *
+     * @return 0, or the errno of sched_setaffinity (EINVAL: none of them is a CPU this process may run on)
+     */
+    public static int pinCurrentThread(java.util.List<Integer> cpus) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment mask = arena.allocate(CPU_SETSIZE / 8, 8);
+            for (int cpu : cpus) {
+                if (cpu < 0 || cpu >= CPU_SETSIZE) throw new IllegalArgumentException("CPU " + cpu);
+                long word = mask.getAtIndex(JAVA_LONG, cpu / 64);
+                mask.setAtIndex(JAVA_LONG, cpu / 64, word | (1L << (cpu % 64)));
+            }
+            MemorySegment capture = allocateCapture(arena);
+            int rc = (int) SCHED_SETAFFINITY.invokeExact(capture, 0, (long) (CPU_SETSIZE / 8), mask);
+            return rc == 0 ? 0 : errno(capture);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    /** The CPUs the calling thread may run on, in ascending order (sched_getaffinity(2)). Control path. */
+    public static java.util.List<Integer> currentThreadCpus() {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment mask = arena.allocate(CPU_SETSIZE / 8, 8);
+            MemorySegment capture = allocateCapture(arena);
+            int rc = (int) SCHED_GETAFFINITY.invokeExact(capture, 0, (long) (CPU_SETSIZE / 8), mask);
+            if (rc != 0) throw new IllegalStateException("sched_getaffinity: " + strerror(errno(capture)));
+            java.util.List<Integer> out = new java.util.ArrayList<>();
+            for (int cpu = 0; cpu < CPU_SETSIZE; cpu++) {
+                if ((mask.getAtIndex(JAVA_LONG, cpu / 64) & (1L << (cpu % 64))) != 0) out.add(cpu);
+            }
+            return out;
         } catch (Throwable t) {
             throw rethrow(t);
         }

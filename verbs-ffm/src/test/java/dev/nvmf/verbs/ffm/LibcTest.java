@@ -54,6 +54,7 @@ class LibcTest {
         C.put("STATX_MASK_OFFSET", "offsetof(struct statx, stx_mask)");
         C.put("STATX_DIO_MEM_ALIGN_OFFSET", "offsetof(struct statx, stx_dio_mem_align)");
         C.put("STATX_DIO_OFFSET_ALIGN_OFFSET", "offsetof(struct statx, stx_dio_offset_align)");
+        C.put("CPU_SETSIZE", "CPU_SETSIZE");
     }
 
     @Test
@@ -82,6 +83,7 @@ class LibcTest {
                 #include <sys/ioctl.h>
                 #include <linux/fs.h>
                 #include <linux/falloc.h>
+                #include <sched.h>
                 int main(void) {
                 """);
         for (var e : C.entrySet()) {
@@ -108,6 +110,43 @@ class LibcTest {
             }
         }
         assertTrue(drift.isEmpty(), "libc constants drift from the installed headers:\n  " + String.join("\n  ", drift));
+    }
+
+    /** A thread pinned to one CPU of those it may use runs only there; the mask read back says so. */
+    @Test
+    void aThreadPinnedToOneCpuReadsBackThatCpuAlone() throws Exception {
+        List<Integer> allowed = Libc.currentThreadCpus();
+        assertTrue(!allowed.isEmpty(), "sched_getaffinity gave no CPU");
+        int cpu = allowed.get(allowed.size() - 1);
+        int[] errno = new int[1];
+        List<List<Integer>> after = new ArrayList<>();
+        Thread t = new Thread(() -> {
+            errno[0] = Libc.pinCurrentThread(List.of(cpu));
+            after.add(Libc.currentThreadCpus());
+        });
+        t.start();
+        t.join(10_000);
+        assertEquals(0, errno[0], Errno.describe(errno[0]));
+        assertEquals(List.of(List.of(cpu)), after);
+        assertEquals(allowed, Libc.currentThreadCpus(), "the calling thread's own mask is unchanged");
+    }
+
+    /** A CPU outside the process's mask (the last a cpu_set_t holds) cannot be had: EINVAL, the mask unchanged. */
+    @Test
+    void pinningToACpuThisProcessMayNotUseIsEinval() throws Exception {
+        List<Integer> allowed = Libc.currentThreadCpus();
+        int cpu = Libc.CPU_SETSIZE - 1;
+        org.junit.jupiter.api.Assumptions.assumeFalse(allowed.contains(cpu), "this machine has CPU " + cpu);
+        int[] errno = new int[1];
+        List<List<Integer>> after = new ArrayList<>();
+        Thread t = new Thread(() -> {
+            errno[0] = Libc.pinCurrentThread(List.of(cpu));
+            after.add(Libc.currentThreadCpus());
+        });
+        t.start();
+        t.join(10_000);
+        assertEquals(22, errno[0], "EINVAL");
+        assertEquals(List.of(allowed), after);
     }
 
     @Test
