@@ -112,22 +112,30 @@ class LibcTest {
         assertTrue(drift.isEmpty(), "libc constants drift from the installed headers:\n  " + String.join("\n  ", drift));
     }
 
+    /** What a new thread saw when it pinned itself to {@code cpu}: pinCurrentThread's errno, then its mask. */
+    private record Pinned(int errno, List<Integer> cpusAfter) {}
+
+    private static Pinned pinOnANewThread(int cpu) throws InterruptedException {
+        Pinned[] seen = new Pinned[1];
+        Thread t = new Thread(() -> {
+            int errno = Libc.pinCurrentThread(List.of(cpu));
+            seen[0] = new Pinned(errno, Libc.currentThreadCpus());
+        });
+        t.start();
+        t.join(10_000);
+        assertTrue(seen[0] != null, "the thread did not finish");
+        return seen[0];
+    }
+
     /** A thread pinned to one CPU of those it may use runs only there; the mask read back says so. */
     @Test
     void aThreadPinnedToOneCpuReadsBackThatCpuAlone() throws Exception {
         List<Integer> allowed = Libc.currentThreadCpus();
         assertTrue(!allowed.isEmpty(), "sched_getaffinity gave no CPU");
         int cpu = allowed.get(allowed.size() - 1);
-        int[] errno = new int[1];
-        List<List<Integer>> after = new ArrayList<>();
-        Thread t = new Thread(() -> {
-            errno[0] = Libc.pinCurrentThread(List.of(cpu));
-            after.add(Libc.currentThreadCpus());
-        });
-        t.start();
-        t.join(10_000);
-        assertEquals(0, errno[0], Errno.describe(errno[0]));
-        assertEquals(List.of(List.of(cpu)), after);
+        Pinned p = pinOnANewThread(cpu);
+        assertEquals(0, p.errno(), Errno.describe(p.errno()));
+        assertEquals(List.of(cpu), p.cpusAfter());
         assertEquals(allowed, Libc.currentThreadCpus(), "the calling thread's own mask is unchanged");
     }
 
@@ -137,16 +145,9 @@ class LibcTest {
         List<Integer> allowed = Libc.currentThreadCpus();
         int cpu = Libc.CPU_SETSIZE - 1;
         org.junit.jupiter.api.Assumptions.assumeFalse(allowed.contains(cpu), "this machine has CPU " + cpu);
-        int[] errno = new int[1];
-        List<List<Integer>> after = new ArrayList<>();
-        Thread t = new Thread(() -> {
-            errno[0] = Libc.pinCurrentThread(List.of(cpu));
-            after.add(Libc.currentThreadCpus());
-        });
-        t.start();
-        t.join(10_000);
-        assertEquals(22, errno[0], "EINVAL");
-        assertEquals(List.of(allowed), after);
+        Pinned p = pinOnANewThread(cpu);
+        assertEquals(22, p.errno(), "EINVAL");
+        assertEquals(allowed, p.cpusAfter());
     }
 
     @Test
