@@ -157,7 +157,7 @@ profile_reports() {
 # nvme_setup_cmd and nvme_complete_rq, the kernel target's nvmet_req_init and nvmet_req_complete, the scheduler's
 # wake-ups and switches, softirqs, inter-processor interrupts (reschedule, function call) and the daemon's system
 # calls (rxe's user post_send and req_notify are writes to the verbs device, get_cq_event a read, the wait an
-# epoll_wait). The events as text (perf script) go to logs/trace-TARGET-qd1.txt; scripts/qd1-timeline.awk turns
+# epoll_wait). The events as text (perf script) go to logs/trace-TARGET-qd1.txt; tests/lab/qd1-timeline.awk turns
 # them into where a QD1 I/O's time goes on each vCPU. Not in the measured jobs: tracing costs time of its own.
 TRACE_EVENTS="syscalls:sys_enter_io_submit syscalls:sys_exit_io_submit syscalls:sys_enter_io_getevents
 syscalls:sys_exit_io_getevents nvme:nvme_setup_cmd nvme:nvme_complete_rq nvmet:nvmet_req_init

@@ -95,7 +95,7 @@ public final class Limits {
     /** transport.pollers: data-plane threads. */
     public static final Range POLLERS = new Range(1, 256);
     /** transport.poller_cpus: a CPU number, as sched_setaffinity(2)'s cpu_set_t holds them (glibc CPU_SETSIZE). */
-    public static final Range POLLER_CPU = new Range(0, 1023);
+    public static final Range POLLER_CPU = new Range(0, dev.nvmf.verbs.ffm.Libc.CPU_SETSIZE - 1);
     /**
      * transport.drain_timeout: seconds a queue's teardown waits for its work requests to come back before its QP is
      * destroyed; at least a second (a flush of a deep queue on a loaded host takes milliseconds), at most an hour.

@@ -39,7 +39,9 @@ public record RdmaTransportConfig(List<RdmaPortConfig> ports, int pollers, boole
         ports = List.copyOf(ports);
         pollerCpus = List.copyOf(pollerCpus);
         for (int cpu : pollerCpus) {
-            if (cpu < 0 || cpu > 1023) throw new IllegalArgumentException("poller CPU " + cpu + " must be 0..1023");
+            if (cpu < 0 || cpu >= dev.nvmf.verbs.ffm.Libc.CPU_SETSIZE) {
+                throw new IllegalArgumentException("poller CPU " + cpu + " is outside a cpu_set_t");
+            }
         }
         if (pollers < 1 || pollers > 256) throw new IllegalArgumentException("pollers " + pollers + " must be 1..256");
         if (maxIoSize < 4096 || maxIoSize > (1 << 24) - 1 + 1 || Integer.bitCount(maxIoSize) != 1) {
