@@ -11,11 +11,11 @@ set -euo pipefail
 # Build: maven, a C toolchain for tests that need one. Lab (tests/lab): qemu + Debian's kernel and its modules
 # (booted under TCG), busybox-static, cpio and kmod for the initramfs, rdma-core and the verbs/CM libraries,
 # iproute2 (ip, rdma), nvme-cli and fio (the Linux NVMe-oF host side), perftest (link ceilings), linux-perf
-# (perf-compare's PERF_PROFILE and PERF_TRACE).
+# (perf-compare's PERF_PROFILE and PERF_TRACE), python3 (tests/lab/tcg-stats.py: the emulator's translation counters).
 # Ceph RBD namespaces: librbd1 and librados2 at run time; the test cluster (scripts/ceph-test-cluster.sh) needs
 # ceph-mon, ceph-osd and ceph-common (ceph, rados, rbd); the layout test compiles against librbd-dev/librados-dev.
 PKGS="maven gcc libc6-dev qemu-system-x86 linux-image-amd64 busybox-static cpio kmod rdma-core ibverbs-providers
-ibverbs-utils rdmacm-utils libibverbs-dev librdmacm-dev nvme-cli fio iproute2 perftest util-linux linux-perf
+ibverbs-utils rdmacm-utils libibverbs-dev librdmacm-dev nvme-cli fio iproute2 perftest util-linux linux-perf python3
 librbd1 librados2 ceph-mon ceph-osd ceph-common librbd-dev librados-dev"
 missing=""
 for p in $PKGS; do

@@ -98,14 +98,18 @@ echo "lab: $NAME: kernel $KVER, results in $OUT (timeout ${TIMEOUT}s)" >&2
 # `timeout` puts itself and qemu in a process group of their own, so a signal to our group (mvn or a CI
 # step being stopped) would not reach them: forward TERM/INT/HUP and take the VM down with us.
 qpid=""
-stop_vm() { [ -n "$qpid" ] && kill -TERM "$qpid" 2>/dev/null; echo "lab: $NAME: stopped by a signal" >&2; exit 143; }
+tpid=""
+stop_vm() { [ -n "$qpid" ] && kill -TERM "$qpid" ${tpid:-} 2>/dev/null; [ -n "${MONDIR:-}" ] && rm -rf "$MONDIR"; echo "lab: $NAME: stopped by a signal" >&2; exit 143; }
 trap stop_vm TERM INT HUP
 # TCG threading: "single" (default) runs both vCPUs on one host thread. With "multi" (MTTCG), the JVMs in the
 # guest crashed with SIGSEGV in JIT-compiled code and in class metadata (2 of 5 JVM starts on a quiet host, none
 # on a loaded one, where the vCPU threads rarely ran at once): cross-vCPU modification of JIT code under MTTCG is
 # the suspected cause (not proven). LAB_TCG_THREAD=multi brings the faster mode back.
+# The monitor, on a socket of the host's only (not in the share): tcg-stats.py reads the emulator's translation
+# counters (`info jit`) from it when the guest asks.
+MONDIR=$(mktemp -d "${TMPDIR:-/tmp}/lab-monitor.XXXXXX") || exit 2
 timeout -k 10 "$TIMEOUT" "$QEMU" -accel "tcg,thread=${LAB_TCG_THREAD:-single}" -cpu max -smp 2 -m 4096 \
-  -display none -monitor none -serial "file:$OUT/console.log" -no-reboot -net none \
+  -display none -monitor "unix:$MONDIR/hmp,server=on,wait=off" -serial "file:$OUT/console.log" -no-reboot -net none \
   -kernel "/boot/vmlinuz-$KVER" -initrd "$INITRD" -append "$APPEND" \
   -virtfs local,path=/,mount_tag=host,security_model=none,readonly=on,multidevs=remap \
   -virtfs "local,path=$OUT,mount_tag=out,security_model=none" \
@@ -140,10 +144,20 @@ host_cpu_sampler() {
 : > "$OUT/host-cpu"    # no stale value from an earlier run in this folder before the first sample
 host_cpu_sampler "$qpid" &
 spid=$!
+# The translation counters (tests/lab/tcg-stats.py: OUT/tcg-stats, answering OUT/tcg-request; lib.sh's
+# lab_tcg_stats). Without python3 there is no OUT/tcg-stats, and a scenario records no counters.
+rm -f "$OUT/tcg-stats" "$OUT/tcg-request"
+if command -v python3 > /dev/null; then
+  python3 "$HERE/tcg-stats.py" "$MONDIR/hmp" "$OUT" 2>> "$OUT/qemu.log" &
+  tpid=$!
+else
+  echo "lab: $NAME: no python3: no translation counters (OUT/tcg-stats)" >&2
+fi
 wait "$qpid"
 qrc=$?
 qpid=""
-kill "$spid" 2>/dev/null; wait "$spid" 2>/dev/null
+kill "$spid" $tpid 2>/dev/null; wait "$spid" $tpid 2>/dev/null
+rm -rf "$MONDIR"
 trap - TERM INT HUP
 t2=$(date +%s.%N)
 secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }

@@ -53,6 +53,38 @@ lab_host_cpu() { local i k v v2; H=-1; W=${EPOCHREALTIME/./}
   lab_log "lab_host_cpu: no value in $LAB_OUT/host-cpu (last read: '$k $v $v2')"
   return 1
 }
+# lab_tcg_stats: TCG = the emulator's translation counters now (an associative array: tb_flush tb_invalidate
+# tlb_full tlb_partial tlb_elided code_bytes tb_count; tests/lab/tcg-stats.py reads them from QEMU's `info jit`
+# when asked through LAB_OUT/tcg-request and answers in LAB_OUT/tcg-stats, one line that starts and ends with the
+# request's number). Returns 1 at once when the host runs no reader (no LAB_OUT/tcg-stats), 1 after 30 s without
+# an answer. Builtins only; the wait between reads is a read timeout on a private FIFO, not a sleep process.
+declare -gA TCG=()
+LAB_TCG_SEQ=0
+lab_tcg_stats() { local i n k v want; local -a f
+  TCG=()
+  [ -e "$LAB_OUT/tcg-stats" ] || return 1
+  n=$((++LAB_TCG_SEQ))
+  printf -v want '%020d' "$n"
+  echo "$n" > "$LAB_OUT/tcg-request"
+  if [ -z "${LAB_TCG_TICK:-}" ]; then
+    LAB_TCG_TICK=$LAB_RUN/tcg-tick.$$
+    [ -p "$LAB_TCG_TICK" ] || mkfifo "$LAB_TCG_TICK" || return 1
+    exec 8<> "$LAB_TCG_TICK"
+  fi
+  for ((i = 0; i < 1500; i++)); do
+    read -r -a f < "$LAB_OUT/tcg-stats" 2>/dev/null
+    if [ "${#f[@]}" -ge 4 ] && [ "${f[0]}" = seq ] && [ "${f[1]}" = "$want" ] && [ "${f[-2]}" = end ] && \
+       [ "${f[-1]}" = "$want" ]; then
+      for ((k = 2; k + 3 < ${#f[@]}; k += 2)); do
+        v=${f[k + 1]}; if [[ $v =~ ^[0-9]+$ ]]; then TCG[${f[k]}]=$((10#$v)); else TCG[${f[k]}]=-1; fi
+      done
+      return 0
+    fi
+    read -r -t 0.02 -u 8 v
+  done
+  lab_log "lab_tcg_stats: no answer to request $n in $LAB_OUT/tcg-stats (last read: '${f[*]:-}')"
+  return 1
+}
 # lab_elapsed T0: seconds since T0 (a value read from /proc/uptime), one decimal.
 lab_elapsed() { awk -v t0="$1" '{ printf "%.1f", $1 - t0 }' /proc/uptime; }
 

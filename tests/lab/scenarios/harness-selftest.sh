@@ -33,10 +33,19 @@ lab_result hang_rc $?
 # The host's count of the emulator's CPU (lab.sh's sampler): there at the start, and grown by the Java run below.
 lab_host_cpu || lab_die "no emulator CPU time in $LAB_OUT/host-cpu"
 lab_result host_cpu_us_before "$H"
+# The emulator's translation counters (lab.sh's tcg-stats.py, on request): there, and the JVM below is new code.
+lab_tcg_stats || lab_die "no translation counters in $LAB_OUT/tcg-stats"
+lab_result tcg_tb_count_before "${TCG[tb_count]}"
+lab_result tcg_code_bytes_before "${TCG[code_bytes]}"
 
 # The JDK and this build's classes run in the guest from the host's paths (LAB_JAVA_HOME, LAB_CLASSPATH);
 # the program's output and exit status come back.
 run_java probe 120 dev.nvmf.tests.lab.LabGuestProbe hello 5
 lab_result probe_rc $?
 lab_host_cpu; lab_result host_cpu_us_after "$H"
+lab_tcg_stats || lab_die "no second answer in $LAB_OUT/tcg-stats"
+lab_result tcg_tb_count_after "${TCG[tb_count]}"
+lab_result tcg_tb_flush_after "${TCG[tb_flush]}"
+lab_result tcg_code_bytes_after "${TCG[code_bytes]}"
+lab_result tcg_requests "$LAB_TCG_SEQ"
 exit "${SELFTEST_EXIT:-0}"

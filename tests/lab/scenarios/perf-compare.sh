@@ -41,7 +41,9 @@
 # Results (results.properties): <target>_<job>_{iops,mbps,ios,err,clat_mean_us,clat_p50_us,clat_p99_us,slat_mean_us,
 # lat_mean_us,lat_p50_us,lat_p99_us (QD1 only; lat = slat + clat),
 # guest_cpu_us_per_io,guest_{user,sys,irq}_cpu_us_per_io,emulator_cpu_us_per_io,emulator_busy_pct,link_pkts_per_io,
-# link_<counter> (rxe's counters over the job, and backlog_dropped: see link_counters)}, daemon_<job>_{proc,poller,jit}_cpu_us_per_io,
+# link_<counter> (rxe's counters over the job, and backlog_dropped: see link_counters),
+tcg_{tb_flush,tb_invalidate,tlb_full,tlb_partial}{,_per_io},tcg_tb_new,tcg_code_kib,tcg_code_bytes_per_io (the
+emulator's translation work over the job, from QEMU's `info jit`: lab_tcg_stats)}, daemon_<job>_{proc,poller,jit}_cpu_us_per_io,
 # daemon_<job>_poller_{user,sys}_cpu_us_per_io, daemon_<job>_calls_<call>{,_per_io} (call: poll_cq poll_cq_empty
 # post_send post_recv req_notify_cq get_cq_event ack_cq_events epoll_wait), daemon_<job>_calls_all_per_io (every
 # call but the empty polls, counted in poll_cq already), daemon_aot_cache, link_write4k_{mbps,msgs},
@@ -211,6 +213,9 @@ link_counters() {
 # V2: $1 per $2 with two decimals (0.00 when $2 is 0)
 per_io_2() { local x=0; [ "$2" -gt 0 ] && x=$(( $1 * 100 / $2 )); printf -v V2 '%d.%02d' $((x / 100)) $((x % 100)); }
 
+# copy_tcg NAME: NAME (an associative array) = a copy of TCG (lab_tcg_stats)
+copy_tcg() { local -n dst=$1; local c; dst=(); for c in "${!TCG[@]}"; do dst[$c]=${TCG[$c]}; done; }
+
 # --- fio -----------------------------------------------------------------------------------------------------
 
 # F: the fields of fio's terse line (F[0] = field 1) in log $1
@@ -244,8 +249,10 @@ run_job() {
   job_opts "$job"
   profile_start "$name"
   [ -n "$pid" ] && verbs_calls "$LAB_LOGS/$name.calls0"
-  local -A lc0=() lc1=()
+  local -A lc0=() lc1=() tc0=() tc1=()
   link_counters lc0
+  # The emulator's translation counters, outside the CPU counts: the monitor's walk costs the emulator's CPU.
+  lab_tcg_stats && copy_tcg tc0
   guest_busy; g0=$G gu0=$GU gs0=$GS gi0=$GI
   lab_host_cpu; h0=$H w0=$W
   if [ -n "$pid" ]; then
@@ -258,6 +265,7 @@ run_job() {
   local rc=$?
   guest_busy
   lab_host_cpu
+  lab_tcg_stats && copy_tcg tc1
   link_counters lc1
   profile_stop "$name"
   if [ -n "$pid" ]; then
@@ -298,6 +306,26 @@ ${k}_$1_us_per_io=$U"; }
 ${k}_link_$c=$(( ${lc1[$c]:-0} - ${lc0[$c]:-0} ))"; done
   per_io_2 $(( ${lc1[sent_pkts]:-0} - ${lc0[sent_pkts]:-0} )) "$ios"; out="$out
 ${k}_link_pkts_per_io=$V2"
+  # The emulator's translation work over the job (tcg-stats.py): new translated code, invalidated blocks (guest
+  # writes to pages that hold translated code), whole-buffer flushes, emulated TLB flushes (full: a page-table
+  # switch or a global flush; partial: one page, invlpg). Per I/O, two decimals; code in bytes per I/O. Absent
+  # when the host runs no reader.
+  if [ -n "${tc0[tb_count]:-}" ] && [ -n "${tc1[tb_count]:-}" ]; then
+    for c in tb_flush tb_invalidate tlb_full tlb_partial; do
+      out="$out
+${k}_tcg_$c=$(( ${tc1[$c]} - ${tc0[$c]} ))"
+      per_io_2 $(( ${tc1[$c]} - ${tc0[$c]} )) "$ios"; out="$out
+${k}_tcg_${c}_per_io=$V2"
+    done
+    out="$out
+${k}_tcg_tb_new=$(( ${tc1[tb_count]} - ${tc0[tb_count]} ))"
+    # After a flush the buffer restarts from empty: its growth is then not the job's new code.
+    if [ "${tc1[tb_flush]}" = "${tc0[tb_flush]}" ]; then
+      per_io_2 $(( ${tc1[code_bytes]} - ${tc0[code_bytes]} )) "$ios"; out="$out
+${k}_tcg_code_kib=$(( (${tc1[code_bytes]} - ${tc0[code_bytes]}) / 1024 ))
+${k}_tcg_code_bytes_per_io=$V2"
+    fi
+  fi
   cpu_line guest_cpu $((G - g0))
   cpu_line guest_user_cpu $((GU - gu0))
   cpu_line guest_sys_cpu $((GS - gs0))
@@ -558,6 +586,12 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a + 0 > 0 && b + 0 > 0) printf "%
       "daemon_${job}_calls_get_cq_event_per_io"), $(val "daemon_${job}_calls_epoll_wait_per_io"); $(val \
       "daemon_${job}_calls_all_per_io") | |"
     echo "| $job | JIT compiler threads CPU us/IO | n/a | $(val "daemon_${job}_jit_cpu_us_per_io") | |"
+    both_row "$job" "emulator: new translated code, KiB over the job" tcg_code_kib
+    both_row "$job" "emulator: translation blocks invalidated per I/O (guest writes to code pages)" \
+      tcg_tb_invalidate_per_io
+    both_row "$job" "emulator: translation buffer flushes over the job" tcg_tb_flush
+    both_row "$job" "emulator: TLB flushes per I/O, full (address-space switches, global)" tcg_tlb_full_per_io
+    both_row "$job" "emulator: TLB flushes per I/O, partial (one page)" tcg_tlb_partial_per_io
     both_row "$job" "link packets per I/O (both rxe devices)" link_pkts_per_io
     for l in completer_retry_err rcvd_seq_err duplicate_request rcvd_rnr_err backlog_dropped; do
       both_row "$job" "link: $l (over the job)" "link_$l"

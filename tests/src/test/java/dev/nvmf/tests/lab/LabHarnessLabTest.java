@@ -38,6 +38,18 @@ class LabHarnessLabTest {
         long cpuAfter = Long.parseLong(res.getOrDefault("host_cpu_us_after", "-1"));
         assertTrue(cpuBefore > 0 && cpuAfter > cpuBefore,
                 () -> "emulator CPU " + cpuBefore + " then " + cpuAfter + " us\n" + r.describe());
+        // The emulator's translation counters come back on request, each answer the current one: the JVM that
+        // ran between the two requests was code the emulator had not translated yet.
+        assertEquals("2", res.get("tcg_requests"), r::describe);
+        long tbBefore = Long.parseLong(res.getOrDefault("tcg_tb_count_before", "-1"));
+        long tbAfter = Long.parseLong(res.getOrDefault("tcg_tb_count_after", "-1"));
+        long codeBefore = Long.parseLong(res.getOrDefault("tcg_code_bytes_before", "-1"));
+        long codeAfter = Long.parseLong(res.getOrDefault("tcg_code_bytes_after", "-1"));
+        assertTrue(tbBefore > 0 && codeBefore > 0, () -> "no translation counters\n" + r.describe());
+        // (A whole-buffer flush would restart both from 0: the 1 GiB buffer does not fill in this short boot.)
+        assertEquals("0", res.get("tcg_tb_flush_after"), r::describe);
+        assertTrue(tbAfter > tbBefore && codeAfter > codeBefore, () -> "translation blocks " + tbBefore + " then "
+                + tbAfter + ", code " + codeBefore + " then " + codeAfter + " bytes\n" + r.describe());
         assertTrue(r.log("ticker").orElse("").contains("ready"), r::describe);
         assertTrue(r.log("dmesg.txt").orElse("").contains("rxe"), r::describe);
         assertTrue(r.console().contains("scenario exit status 3"), r::describe);

@@ -45,6 +45,12 @@ class PerfCompareLabTest {
                 long packets = Long.parseLong(res.getOrDefault(key + "_link_sent_pkts", "0"));
                 assertTrue(packets >= 2 * ios, () -> key + ": " + packets + " link packets for " + ios + " I/Os\n"
                         + r.describe());
+                // The emulator's translation counters were read around the job (lab_tcg_stats); flushes and
+                // invalidations are counts, they never go back.
+                long flushes = Long.parseLong(res.getOrDefault(key + "_tcg_tb_flush", "-1"));
+                long invalidated = Long.parseLong(res.getOrDefault(key + "_tcg_tb_invalidate", "-1"));
+                assertTrue(flushes >= 0 && invalidated >= 0 && res.containsKey(key + "_tcg_tlb_full_per_io"),
+                        () -> key + ": no translation counters\n" + r.describe());
             }
             // Each I/O's total latency is its submission plus its completion latency, so every percentile of the
             // total is at least the completion's: a mix-up of fio's two blocks shows here.
