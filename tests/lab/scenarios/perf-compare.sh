@@ -42,8 +42,8 @@
 # lat_mean_us,lat_p50_us,lat_p99_us (QD1 only; lat = slat + clat),
 # guest_cpu_us_per_io,guest_{user,sys,irq}_cpu_us_per_io,emulator_cpu_us_per_io,emulator_busy_pct,link_pkts_per_io,
 # link_<counter> (rxe's counters over the job, and backlog_dropped: see link_counters),
-tcg_{tb_flush,tb_invalidate,tlb_full,tlb_partial}{,_per_io},tcg_tb_new,tcg_code_kib,tcg_code_bytes_per_io (the
-emulator's translation work over the job, from QEMU's `info jit`: lab_tcg_stats)}, daemon_<job>_{proc,poller,jit}_cpu_us_per_io,
+# tcg_{tb_flush,tb_invalidate,tlb_full,tlb_partial}{,_per_io},tcg_tb_new,tcg_code_kib,tcg_code_bytes_per_io (the
+# emulator's translation work over the job, from QEMU's `info jit`: lab_tcg_stats)}, daemon_<job>_{proc,poller,jit}_cpu_us_per_io,
 # daemon_<job>_poller_{user,sys}_cpu_us_per_io, daemon_<job>_calls_<call>{,_per_io} (call: poll_cq poll_cq_empty
 # post_send post_recv req_notify_cq get_cq_event ack_cq_events epoll_wait), daemon_<job>_calls_all_per_io (every
 # call but the empty polls, counted in poll_cq already), daemon_aot_cache, link_write4k_{mbps,msgs},
