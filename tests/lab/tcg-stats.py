@@ -3,8 +3,9 @@
 
 Under TCG, QEMU translates guest code into host code, one translation block (TB) at a time, and keeps the
 translations in a buffer; a guest write to a page that holds translated code invalidates the blocks on it, and a
-full buffer is flushed (everything is translated again). Guest page-table switches flush the emulated TLB (a new
-address space: every later memory access takes the slow path once per page). The monitor's `info jit` counts all
+full buffer is flushed (everything is translated again). A guest page-table switch (a CR3 load) flushes the
+emulated TLB: every later memory access takes the slow path once per page; QEMU counts such a flush as "full" when
+every MMU mode held entries and otherwise as "partial", once per mode flushed. The monitor's `info jit` counts all
 of these. A scenario reads them before and after a measured step (lib.sh: lab_tcg_stats), so that a job's count of
 new translated code, invalidations and TLB flushes is known per I/O: the cost the emulator adds on top of the
 guest's own work, and one that real hardware does not have.

@@ -40,7 +40,8 @@
 # output folder bin/nvmf-target looks in; without a packaged jar the daemon's main class runs from LAB_CLASSPATH).
 # Results (results.properties): <target>_<job>_{iops,mbps,ios,err,clat_mean_us,clat_p50_us,clat_p99_us,slat_mean_us,
 # lat_mean_us,lat_p50_us,lat_p99_us (QD1 only; lat = slat + clat),
-# guest_cpu_us_per_io,guest_{user,sys,irq}_cpu_us_per_io,emulator_cpu_us_per_io,emulator_busy_pct,link_pkts_per_io,
+# guest_cpu_us_per_io,guest_{user,sys,irq}_cpu_us_per_io,ctxt_per_io (the guest's context switches),
+# emulator_cpu_us_per_io,emulator_busy_pct,link_pkts_per_io,
 # link_<counter> (rxe's counters over the job, and backlog_dropped: see link_counters),
 # tcg_{tb_flush,tb_invalidate,tlb_full,tlb_partial}{,_per_io},tcg_tb_new,tcg_code_kib,tcg_code_bytes_per_io (the
 # emulator's translation work over the job, from QEMU's `info jit`: lab_tcg_stats)}, daemon_<job>_{proc,poller,jit}_cpu_us_per_io,
@@ -73,8 +74,11 @@ JOB_LIMIT=$((RUNTIME * 6 + 90))    # fio's own bound: start-up under emulation i
 # G: busy jiffies of the whole guest: user nice system irq softirq steal (not idle, not iowait); of them GU in user
 # mode (user, nice), GS in system calls and kernel threads (system), GI in interrupts and softirqs (irq, softirq:
 # rxe's receive path and the kernel target's completions run there).
-guest_busy() { local -a a; read -r -a a < /proc/stat; G=$((a[1] + a[2] + a[3] + a[6] + a[7] + a[8]))
-  GU=$((a[1] + a[2])); GS=${a[3]}; GI=$((a[6] + a[7])); }
+guest_busy() { local -a a; local n v; read -r -a a < /proc/stat; G=$((a[1] + a[2] + a[3] + a[6] + a[7] + a[8]))
+  GU=$((a[1] + a[2])); GS=${a[3]}; GI=$((a[6] + a[7]))
+  # CTXT: the guest's context switches so far, all CPUs (kernel threads' among them: a switch to or from one
+  # keeps the address space, so only some of these flush the emulated TLB; tcg_tlb_* counts those).
+  CTXT=0; while read -r n v _; do [ "$n" = ctxt ] && { CTXT=$v; break; }; done < /proc/stat; }
 # P: utime+stime of process $1 (all its threads), in jiffies; PU the utime (user mode: our code and the verbs
 # provider's user-space part), PS the stime (in the kernel: system calls, rxe's send path among them). The comm
 # field may hold spaces: cut after ") ".
@@ -245,7 +249,7 @@ job_opts() {
 # run_job TARGET JOB DEV [PID]: one measured fio job; records its numbers and CPU deltas.
 run_job() {
   local tgt=$1 job=$2 dev=$3 pid=${4:-} name="fio-$1-$2" g0 gu0 gs0 gi0 p0=0 p1=0 q0=0 q1=0 qu0=0 qu1=0 qs0=0 qs1=0
-  local c0=0 c1=0 h0 w0 kb iops ios err k=${1}_$2 out
+  local c0=0 c1=0 h0 w0 x0 kb iops ios err k=${1}_$2 out
   job_opts "$job"
   profile_start "$name"
   [ -n "$pid" ] && verbs_calls "$LAB_LOGS/$name.calls0"
@@ -253,7 +257,7 @@ run_job() {
   link_counters lc0
   # The emulator's translation counters, outside the CPU counts: the monitor's walk costs the emulator's CPU.
   lab_tcg_stats && copy_tcg tc0
-  guest_busy; g0=$G gu0=$GU gs0=$GS gi0=$GI
+  guest_busy; g0=$G gu0=$GU gs0=$GS gi0=$GI x0=$CTXT
   lab_host_cpu; h0=$H w0=$W
   if [ -n "$pid" ]; then
     proc_cpu "$pid"; p0=$P; threads_cpu "$pid" nvmf-rdma-poll; q0=$Q qu0=$QU qs0=$QS
@@ -307,9 +311,11 @@ ${k}_link_$c=$(( ${lc1[$c]:-0} - ${lc0[$c]:-0} ))"; done
   per_io_2 $(( ${lc1[sent_pkts]:-0} - ${lc0[sent_pkts]:-0} )) "$ios"; out="$out
 ${k}_link_pkts_per_io=$V2"
   # The emulator's translation work over the job (tcg-stats.py): new translated code, invalidated blocks (guest
-  # writes to pages that hold translated code), whole-buffer flushes, emulated TLB flushes (full: a page-table
-  # switch or a global flush; partial: one page, invlpg). Per I/O, two decimals; code in bytes per I/O. Absent
-  # when the host runs no reader.
+  # writes to pages that hold translated code), whole-buffer flushes, and whole-TLB flushes (a CR3 load: an
+  # address-space switch), which QEMU (accel/tcg/cputlb.c, tlb_flush_by_mmuidx_async_work) counts as "full" only
+  # when every MMU mode held entries and otherwise as "partial", once per mode flushed (2-3 in use on x86: user,
+  # kernel, kernel with SMAP off); one-page flushes (invlpg) are not counted. Per I/O, two decimals; code in bytes
+  # per I/O. Absent when the host runs no reader.
   if [ -n "${tc0[tb_count]:-}" ] && [ -n "${tc1[tb_count]:-}" ]; then
     for c in tb_flush tb_invalidate tlb_full tlb_partial; do
       out="$out
@@ -326,6 +332,8 @@ ${k}_tcg_code_kib=$(( (${tc1[code_bytes]} - ${tc0[code_bytes]}) / 1024 ))
 ${k}_tcg_code_bytes_per_io=$V2"
     fi
   fi
+  per_io_2 $((CTXT - x0)) "$ios"; out="$out
+${k}_ctxt_per_io=$V2"
   cpu_line guest_cpu $((G - g0))
   cpu_line guest_user_cpu $((GU - gu0))
   cpu_line guest_sys_cpu $((GS - gs0))
@@ -586,12 +594,14 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a + 0 > 0 && b + 0 > 0) printf "%
       "daemon_${job}_calls_get_cq_event_per_io"), $(val "daemon_${job}_calls_epoll_wait_per_io"); $(val \
       "daemon_${job}_calls_all_per_io") | |"
     echo "| $job | JIT compiler threads CPU us/IO | n/a | $(val "daemon_${job}_jit_cpu_us_per_io") | |"
+    both_row "$job" "guest context switches per I/O (all vCPUs, kernel threads' among them)" ctxt_per_io
     both_row "$job" "emulator: new translated code, KiB over the job" tcg_code_kib
     both_row "$job" "emulator: translation blocks invalidated per I/O (guest writes to code pages)" \
       tcg_tb_invalidate_per_io
     both_row "$job" "emulator: translation buffer flushes over the job" tcg_tb_flush
-    both_row "$job" "emulator: TLB flushes per I/O, full (address-space switches, global)" tcg_tlb_full_per_io
-    both_row "$job" "emulator: TLB flushes per I/O, partial (one page)" tcg_tlb_partial_per_io
+    both_row "$job" "emulator: whole-TLB flushes per I/O with every MMU mode in use (QEMU's full)" tcg_tlb_full_per_io
+    both_row "$job" "emulator: TLB flushes per I/O, one per MMU mode (QEMU's partial: address-space switches x 2-3)" \
+      tcg_tlb_partial_per_io
     both_row "$job" "link packets per I/O (both rxe devices)" link_pkts_per_io
     for l in completer_retry_err rcvd_seq_err duplicate_request rcvd_rnr_err backlog_dropped; do
       both_row "$job" "link: $l (over the job)" "link_$l"

@@ -17,7 +17,8 @@ import org.junit.jupiter.api.Test;
  * never asserted (TCG emulation: only the ratio within one boot means anything). What is asserted: every job ran
  * on both targets, did I/O, and finished with fio error 0; both hosts' controllers crossed the veth pair; the
  * emulator's CPU (the host's count) and rxe's packet counters were read around every job; the daemon's verbs
- * downcalls were counted in every job; at QD1 the total latency's percentiles are at least the completion latency's.
+ * downcalls were counted in every job; at QD1 the total latency's percentiles are at least the completion latency's,
+ * and the guest's context switches were counted (at least one per I/O).
  */
 @Tag("perf")
 class PerfCompareLabTest {
@@ -52,6 +53,11 @@ class PerfCompareLabTest {
                 assertTrue(flushes >= 0 && invalidated >= 0 && res.containsKey(key + "_tcg_tlb_full_per_io"),
                         () -> key + ": no translation counters\n" + r.describe());
             }
+            // The guest's context switches were counted over the job: at QD1 fio sleeps for every completion and
+            // is woken by it, at least one switch per I/O on its vCPU.
+            String qd1Switches = res.getOrDefault(target + "_randread4k_qd1_ctxt_per_io", "-1");
+            assertTrue(Double.parseDouble(qd1Switches) >= 1.0,
+                    () -> target + " QD1: " + qd1Switches + " context switches per I/O\n" + r.describe());
             // Each I/O's total latency is its submission plus its completion latency, so every percentile of the
             // total is at least the completion's: a mix-up of fio's two blocks shows here.
             String qd1 = target + "_randread4k_qd1";
