@@ -313,7 +313,7 @@ ${k}_link_pkts_per_io=$V2"
   # The emulator's translation work over the job (tcg-stats.py): new translated code, invalidated blocks (guest
   # writes to pages that hold translated code), whole-buffer flushes, and whole-TLB flushes (a CR3 load: an
   # address-space switch), which QEMU (accel/tcg/cputlb.c, tlb_flush_by_mmuidx_async_work) counts as "full" only
-  # when every MMU mode held entries and otherwise as "partial", once per mode flushed (2-3 in use on x86: user,
+  # when every MMU mode held entries and otherwise as "partial", once per mode flushed (2-4 of x86's five: user,
   # kernel, kernel with SMAP off); one-page flushes (invlpg) are not counted. Per I/O, two decimals; code in bytes
   # per I/O. Absent when the host runs no reader.
   if [ -n "${tc0[tb_count]:-}" ] && [ -n "${tc1[tb_count]:-}" ]; then
@@ -600,7 +600,7 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a + 0 > 0 && b + 0 > 0) printf "%
       tcg_tb_invalidate_per_io
     both_row "$job" "emulator: translation buffer flushes over the job" tcg_tb_flush
     both_row "$job" "emulator: whole-TLB flushes per I/O with every MMU mode in use (QEMU's full)" tcg_tlb_full_per_io
-    both_row "$job" "emulator: TLB flushes per I/O, one per MMU mode (QEMU's partial: address-space switches x 2-3)" \
+    both_row "$job" "emulator: TLB flushes per I/O, one per MMU mode (QEMU's partial: address-space switches x 2-4)" \
       tcg_tlb_partial_per_io
     both_row "$job" "link packets per I/O (both rxe devices)" link_pkts_per_io
     for l in completer_retry_err rcvd_seq_err duplicate_request rcvd_rnr_err backlog_dropped; do
