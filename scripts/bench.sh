@@ -16,6 +16,11 @@
 #                                       # SCALING_SRQ_DEPTH=0,4096: without and with a shared receive queue (twice as long)
 #   scripts/bench.sh aot-lab            # the same for the daemon in the lab VM, fio from the Linux host (scenario
 #                                       # aot-warmup, under the lab lock; AOT_ROUNDS=1 AOT_RUNTIME=60; ~6 minutes)
+#   sudo scripts/bench.sh hw            # on a machine with a real RDMA NIC: the lab comparison without a VM, over the
+#                                       # NIC (tests/lab/hw.sh perf-compare; 30 s jobs, PERF_RUNTIME; about 6 minutes).
+#                                       # Options after "hw" go to hw.sh: --device DEV --addr IP --host-addr IP
+#                                       # (default: the first device with an address, loopback through it);
+#                                       # docs/performance.md, "On a real RDMA NIC"
 #
 # The benchmarks alone, once built:
 #   java -cp "tests/target/tests-0.1.0-SNAPSHOT.jar:tests/target/bench-lib/*" org.openjdk.jmh.Main -l
@@ -29,6 +34,16 @@ if [ "${1:-}" = lab ]; then
   mvn -B -q -DbuildDir="$B" -pl tests -am package -DskipTests
   exec mvn -B -DbuildDir="$B" -pl tests -am test -Dgroups=perf -DexcludedGroups=none -Dtest=PerfCompareLabTest \
     -Dsurefire.failIfNoSpecifiedTests=false
+fi
+if [ "${1:-}" = hw ]; then
+  shift
+  # Where it cannot run, say why before building (hw.sh check: exit 77 with the reason).
+  tests/lab/hw.sh check "$@" || exit $?
+  # The daemon runs from its packaged jar, with the AOT cache the package step trains, as systemd would start it.
+  [ -n "${NVMF_BENCH_SKIP_BUILD:-}" ] || mvn -B -q -DbuildDir="$B" -pl tests -am package -DskipTests
+  echo "# bench.sh hw: $(date -u +%FT%TZ), load average $(cut -d' ' -f1-3 /proc/loadavg)"
+  # (The scenario's other knobs, PERF_TRANSPORT among them, reach it from the environment: sudo -E.)
+  exec tests/lab/hw.sh --env NVMF_BUILD_DIR="$B" --env PERF_RUNTIME="${PERF_RUNTIME:-30}" "$@" perf-compare
 fi
 if [ "${1:-}" = aot-lab ]; then
   [ -n "${NVMF_BENCH_SKIP_BUILD:-}" ] || mvn -B -q -DbuildDir="$B" -pl tests -am package -DskipTests

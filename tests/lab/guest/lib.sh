@@ -13,8 +13,8 @@
 # bound), never with a bare sleep.
 [ -n "${LAB_LIB_LOADED:-}" ] && return 0
 LAB_LIB_LOADED=1
-LAB_TARGET_ADDR=10.77.0.1
-LAB_HOST_ADDR=10.77.0.2
+# tests/lab/hw.sh, which runs a scenario on a machine with a real RDMA NIC, sets both to that NIC's addresses.
+: "${LAB_TARGET_ADDR:=10.77.0.1}" "${LAB_HOST_ADDR:=10.77.0.2}"
 LAB_RUN=${LAB_RUN:-/run/lab}
 LAB_BG=$LAB_RUN/bg
 : "${LAB_JAVA_HOME:=/usr/lib/jvm/temurin-25-jdk-amd64}"
@@ -46,6 +46,7 @@ lab_results() {
 # same moment. The host overwrites the line in place: a read that caught a write halfway has two different values,
 # and reads again. Builtins only (no fork: a fork costs a good part of a second under TCG).
 lab_host_cpu() { local i k v v2; H=-1; W=${EPOCHREALTIME/./}
+  [ -e "$LAB_OUT/host-cpu" ] || return 1    # no emulator: tests/lab/hw.sh on a real machine
   for ((i = 0; i < 50; i++)); do
     read -r k v v2 < "$LAB_OUT/host-cpu" 2>/dev/null
     [ "$k" = qemu_cpu_us ] && [ -n "$v" ] && [ "$v" = "$v2" ] && { H=$((10#$v)); return 0; }

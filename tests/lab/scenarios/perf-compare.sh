@@ -29,6 +29,10 @@
 #
 # TCG emulation makes every number ~1000x slower than hardware: only ratios within this boot mean anything.
 #
+# On a machine with a real RDMA NIC, tests/lab/hw.sh runs this scenario without a VM (scripts/bench.sh hw): LAB_HW=1,
+# the NIC's addresses in LAB_TARGET_ADDR and LAB_HOST_ADDR, its devices in LAB_TARGET_IBDEV and LAB_HOST_IBDEV (for
+# perftest). There the "guest" figures are the whole machine's, and there is no emulator: no emulator_* or tcg_*.
+#
 # Environment: PERF_RUNTIME (seconds per job, default 8), PERF_WARMUP (seconds of warm-up of the kernel target,
 # default 6), PERF_DAEMON_WARMUP (of the daemon, default 24: its JIT compiles under emulation), PERF_SIZE_MB
 # (the range fio touches, default 256), PERF_PERFTEST (0 skips the link ceiling), PERF_TRANSPORT (the daemon's
@@ -381,10 +385,10 @@ ${k}_calls_all_per_io=$V2"
 # GIDs print as 10.77.0.1): the test runs over rxe0's loopback, without the veth hop: an upper bound on the link.
 link_ceiling() {
   local tool=$1 key=$2 line
-  start_bg "perftest-$key-server" "$tool" -d rxe0 -R -F -s 4096 -n 10000 -p 18515
+  start_bg "perftest-$key-server" "$tool" -d "${LAB_TARGET_IBDEV:-rxe0}" -R -F -s 4096 -n 10000 -p 18515
   wait_for "rdma resource show cm_id | grep -q 'LISTEN.*:18515'" 30 "perftest server listening" \
     || { stop_bg "perftest-$key-server" 5; return 1; }
-  run_step "perftest-$key" 90 "$tool" -d rxe1 -R -F -s 4096 -n 10000 -p 18515 --source_ip "$LAB_HOST_ADDR" \
+  run_step "perftest-$key" 90 "$tool" -d "${LAB_HOST_IBDEV:-rxe1}" -R -F -s 4096 -n 10000 -p 18515 --source_ip "$LAB_HOST_ADDR" \
     "$LAB_TARGET_ADDR" > /dev/null
   wait_for "! bg_alive perftest-$key-server" 30 "perftest server exits" || stop_bg "perftest-$key-server" 5
   # "#bytes #iterations BW peak[MB/sec] BW average[MB/sec] MsgRate[Mpps]"
@@ -562,10 +566,18 @@ val() { awk -F= -v k="$1" '$1 == k { v = $2 } END { print (v == "" ? "-" : v) }'
 both_row() { local k d; k=$(val "kernel_$1_$3"); d=$(val "daemon_$1_$3"); echo "| $1 | $2 | $k | $d | $(ratio "$d" "$k") |"; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a + 0 > 0 && b + 0 > 0) printf "%.2f", a / b; else print "-" }'; }
 {
-  echo "# perf-compare: kernel nvmet-rdma (null_blk) vs nvmf-target daemon (RAM), one boot, same rxe link"
-  echo
-  echo "TCG emulation, guest $(nproc) vCPUs, kernel $(uname -r); ${RUNTIME} s per job; numbers are ~1000x below"
-  echo "hardware: compare the two columns (ratio = daemon / kernel), never the absolute values."
+  if [ "${LAB_HW:-0}" = 1 ]; then
+    echo "# perf-compare: kernel nvmet-rdma (null_blk) vs nvmf-target daemon (RAM), one run, same RDMA device"
+    echo
+    echo "No emulation: $(hostname), $(nproc) CPUs, kernel $(uname -r), device ${LAB_TARGET_IBDEV:-?}, targets on"
+    echo "$LAB_TARGET_ADDR, host from $LAB_HOST_ADDR (${LAB_HOST_IBDEV:-?}); ${RUNTIME} s per job. \"guest\" rows are the"
+    echo "whole machine's CPU; the emulator's rows are empty. Ratio = daemon / kernel."
+  else
+    echo "# perf-compare: kernel nvmet-rdma (null_blk) vs nvmf-target daemon (RAM), one boot, same rxe link"
+    echo
+    echo "TCG emulation, guest $(nproc) vCPUs, kernel $(uname -r); ${RUNTIME} s per job; numbers are ~1000x below"
+    echo "hardware: compare the two columns (ratio = daemon / kernel), never the absolute values."
+  fi
   echo
   echo "| job | metric | kernel | daemon | daemon/kernel |"
   echo "|---|---|---|---|---|"
@@ -608,7 +620,7 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a + 0 > 0 && b + 0 > 0) printf "%
     done
   done
   echo
-  echo "Link ceiling (perftest -R, 4 KiB, over rxe0 loopback: an upper bound):"
+  echo "Link ceiling (perftest -R, 4 KiB, over ${LAB_TARGET_IBDEV:-rxe0} loopback: an upper bound):"
   echo "RDMA WRITE $(val link_write4k_msgs) msg/s ($(val link_write4k_mbps) MB/s)," \
     "RDMA READ $(val link_read4k_msgs) msg/s ($(val link_read4k_mbps) MB/s)."
   echo
