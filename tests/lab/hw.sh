@@ -121,7 +121,7 @@ if [ -z "$ADDR" ]; then
   ADDR=$(ipv4_of "$NETDEV" | head -n1)
   [ -n "$ADDR" ] || unavailable "$NETDEV (the interface of $DEV) has no IPv4 address"
 else
-  grep -qx "$ADDR" <<< "$(ipv4_of "$NETDEV")" || unavailable "$ADDR is not an address of $NETDEV (the interface of $DEV): $(ipv4_of "$NETDEV" | tr '\n' ' ')"
+  grep -qx "$ADDR" <<< "$(ipv4_of "$NETDEV")" || unavailable "$ADDR is not an address of $NETDEV (the interface of $DEV): $(echo $(ipv4_of "$NETDEV"))"
 fi
 [ -n "$HOST_ADDR" ] || HOST_ADDR=$ADDR
 if [ "$HOST_ADDR" = "$ADDR" ]; then
@@ -143,8 +143,8 @@ for m in configfs ib_uverbs rdma_ucm nvme_rdma nvmet nvmet_rdma; do
 done
 mountpoint -q /sys/kernel/config || mount -t configfs none /sys/kernel/config || unavailable "cannot mount configfs"
 [ -d "$NVMET" ] || unavailable "no $NVMET after loading nvmet"
-[ -z "$(ls "$NVMET/ports" 2>/dev/null)" ] || unavailable "the kernel target already has ports ($(ls "$NVMET/ports" | tr '\n' ' ')): the scenario configures its own and removes every one afterwards; run it where the kernel target is not in use"
-[ -z "$(ls "$NVMET/subsystems" 2>/dev/null)" ] || unavailable "the kernel target already has subsystems ($(ls "$NVMET/subsystems" | tr '\n' ' ')): run it where the kernel target is not in use"
+[ -z "$(ls "$NVMET/ports" 2>/dev/null)" ] || unavailable "the kernel target already has ports ($(echo $(ls "$NVMET/ports"))): the scenario configures its own and removes every one afterwards; run it where the kernel target is not in use"
+[ -z "$(ls "$NVMET/subsystems" 2>/dev/null)" ] || unavailable "the kernel target already has subsystems ($(echo $(ls "$NVMET/subsystems"))): run it where the kernel target is not in use"
 [ ! -d /sys/module/null_blk ] || unavailable "null_blk is loaded: the scenario loads it with its own devices and unloads it afterwards (rmmod null_blk first)"
 # (Captured first: with pipefail, grep -q leaving early could fail the pipeline and invert the test.)
 cm_ids=$(timeout 10 rdma resource show cm_id 2>/dev/null)
@@ -189,8 +189,9 @@ for kv in "${ENVS[@]}"; do export "${kv%%=*}=${kv#*=}"; done
   echo "$WHAT"
   echo "kernel $(uname -r), $(nproc) CPUs, $(awk '/^model name/ { sub(/^[^:]*: /, ""); print; exit }' /proc/cpuinfo)"
   echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
-  echo "RDMA devices: $(echo $devs); $DEV: $(cat "$SYS_IB/$DEV/fw_ver" 2>/dev/null || echo no fw_ver), node type $(cat "$SYS_IB/$DEV/node_type" 2>/dev/null)"
-  echo "java: $("$LAB_JAVA_HOME/bin/java" -version 2>&1 | head -n1)"
+  fw=$(cat "$SYS_IB/$DEV/fw_ver" 2>/dev/null)
+  echo "RDMA devices: $(echo $devs); $DEV: firmware ${fw:-none}, node type $(cat "$SYS_IB/$DEV/node_type" 2>/dev/null)"
+  echo "java: $(JAVA_TOOL_OPTIONS= "$LAB_JAVA_HOME/bin/java" -version 2>&1 | grep -m1 version)"
   for kv in "${ENVS[@]}"; do echo "env $kv"; done
 } > "$OUT/environment.txt"
 cat "$OUT/environment.txt" >&2
