@@ -86,14 +86,15 @@ netdev_of() {
   return 1
 }
 port_active() { grep -q ACTIVE "$SYS_IB/$1/ports/1/state" 2>/dev/null; }
-# ibdev_of ADDR: the RDMA device with an ACTIVE port 1 whose interface has ADDR (several functions of one NIC can
-# share an interface: bonding, a second port down).
+# ibdev_of [ADDR]: the first RDMA device with an ACTIVE port 1 whose interface has ADDR, or any IPv4 address when
+# ADDR is empty (several functions of one NIC can share an interface: bonding, a second port down).
 ibdev_of() {
-  local d n
+  local d n a
   for d in "$SYS_IB"/*; do
     [ -e "$d" ] && port_active "${d##*/}" || continue
     n=$(netdev_of "${d##*/}") || continue
-    grep -qx "$1" <<< "$(ipv4_of "$n")" && { echo "${d##*/}"; return 0; }
+    a=$(ipv4_of "$n")
+    if [ -n "$1" ]; then grep -qx "$1" <<< "$a"; else [ -n "$a" ]; fi && { echo "${d##*/}"; return 0; }
   done
   return 1
 }
@@ -106,12 +107,7 @@ if [ -z "$DEV" ]; then
   if [ -n "$ADDR" ]; then
     DEV=$(ibdev_of "$ADDR") || unavailable "no RDMA device with an ACTIVE port has an interface with address $ADDR"
   else
-    for d in $devs; do
-      port_active "$d" || continue
-      n=$(netdev_of "$d") || continue
-      [ -n "$(ipv4_of "$n")" ] && { DEV=$d; break; }
-    done
-    [ -n "$DEV" ] || unavailable "no RDMA device with an ACTIVE port 1 whose interface has an IPv4 address (devices: $(echo $devs)); give one an address, or name it with --device and --addr"
+    DEV=$(ibdev_of "") || unavailable "no RDMA device with an ACTIVE port 1 whose interface has an IPv4 address (devices: $(echo $devs)); give one an address, or name it with --device and --addr"
   fi
 fi
 [ -d "$SYS_IB/$DEV" ] || unavailable "no RDMA device $DEV (devices: $(echo $devs))"
@@ -129,7 +125,6 @@ if [ "$HOST_ADDR" = "$ADDR" ]; then
 else
   HOST_DEV=$(ibdev_of "$HOST_ADDR") || unavailable "--host-addr $HOST_ADDR is not an address of an RDMA device's interface with an ACTIVE port"
 fi
-port_active "$HOST_DEV" || unavailable "port 1 of $HOST_DEV (the host's side, $HOST_ADDR) is not ACTIVE"
 WHAT="device $DEV ($NETDEV), targets on $ADDR, host from $HOST_ADDR ($HOST_DEV)"
 [ "$HOST_ADDR" = "$ADDR" ] && WHAT="$WHAT: loopback through the NIC"
 echo "hw: $WHAT" >&2
@@ -211,7 +206,7 @@ cleanup() {
     for c in /sys/class/nvme/nvme*; do
       [ -e "$c/subsysnqn" ] || continue
       s=$(cat "$c/subsysnqn" 2>/dev/null)
-      [[ $s == "$NQN_PREFIX"* ]] && timeout 30 nvme disconnect -n "$s" > /dev/null 2>&1
+      [[ $s == "$NQN_PREFIX"* ]] && nvme_disconnect "$s" > /dev/null 2>&1
     done
     ktarget_teardown > /dev/null 2>&1
     [ -d /sys/module/null_blk ] && { wait_for "rmmod null_blk" 30 "null_blk unloaded" > /dev/null 2>&1 || \
