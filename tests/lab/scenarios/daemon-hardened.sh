@@ -149,21 +149,10 @@ grep -q 'refuses O_DIRECT' "$LAB_LOGS/daemon.log" && lab_result direct_io_refuse
 nvme_connect_rdma "$NQN" "$LAB_TARGET_ADDR" "$PORT" --ctrl-loss-tmo=5 --reconnect-delay=1 || lab_die "nvme connect"
 CTRL=$(nvme_ctrl_for "$NQN") || lab_die "no controller for $NQN"
 lab_result connect_ok 1
-ns_dev_nsid() {
-  local b n
-  for b in /sys/block/nvme*; do
-    n=${b##*/}
-    case $n in *c[0-9]*n*) continue ;; esac
-    [ "$(cat "$b/device/subsysnqn" 2>/dev/null)" = "$1" ] && [ "$(cat "$b/nsid" 2>/dev/null)" = "$2" ] \
-      && [ -b "/dev/$n" ] && { echo "/dev/$n"; return 0; }
-  done
-  return 1
-}
 for spec in 1:ram 2:file 3:block; do
   nsid=${spec%%:*}
   kind=${spec#*:}
-  wait_for "ns_dev_nsid $NQN $nsid" 60 "block device of NSID $nsid" || lab_die "no device for NSID $nsid"
-  dev=$(ns_dev_nsid "$NQN" "$nsid")
+  dev=$(nvme_ns_dev_nsid_for "$NQN" "$nsid" 60) || lab_die "no device for NSID $nsid"
   fio_run "fio-verify-$kind" 180 --filename="$dev" --ioengine=libaio --direct=1 --rw=randwrite --bs=4k \
     --size=4M --iodepth=8 --verify=crc32c --do_verify=1 --verify_fatal=1 --randrepeat=0 \
     || lab_die "fio verify on the $kind namespace ($dev)"

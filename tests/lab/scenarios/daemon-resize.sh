@@ -53,20 +53,10 @@ wait_for "grep -q 'ready: ' $LAB_LOGS/daemon.log || ! bg_alive daemon" 180 "the 
   || lab_die "daemon not ready"
 grep -q 'ready: ' "$LAB_LOGS/daemon.log" || { tail -n 40 "$LAB_LOGS/daemon.log" >&2; lab_die "daemon exited"; }
 
-ns_dev_nsid() {
-  local b n
-  for b in /sys/block/nvme*; do
-    n=${b##*/}
-    case $n in *c[0-9]*n*) continue ;; esac
-    [ "$(cat "$b/device/subsysnqn" 2>/dev/null)" = "$1" ] && [ "$(cat "$b/nsid" 2>/dev/null)" = "$2" ] \
-      && [ -b "/dev/$n" ] && { echo "/dev/$n"; return 0; }
-  done
-  return 1
-}
 nvme_connect_rdma "$NQN" "$LAB_TARGET_ADDR" "$PORT" --ctrl-loss-tmo=5 --reconnect-delay=1 || lab_die "nvme connect"
-wait_for "ns_dev_nsid $NQN 1 && ns_dev_nsid $NQN 2" 90 "block devices of NSID 1 and 2" || lab_die "no namespace devices"
-DEV1=$(ns_dev_nsid "$NQN" 1)
-DEV2=$(ns_dev_nsid "$NQN" 2)
+wait_for "nvme_ns_dev_nsid $NQN 1 && nvme_ns_dev_nsid $NQN 2" 90 "block devices of NSID 1 and 2" || lab_die "no namespace devices"
+DEV1=$(nvme_ns_dev_nsid "$NQN" 1)
+DEV2=$(nvme_ns_dev_nsid "$NQN" 2)
 lab_result connect_ok 1
 lab_result file_size_before "$(blockdev --getsize64 "$DEV1")"
 lab_result dev_size_before "$(blockdev --getsize64 "$DEV2")"

@@ -25,21 +25,6 @@ NOTIFY=$LAB_RUN/notify.sock
 NOTIFY_LOG=$LAB_LOGS/sd-notify.log
 mkdir -p "$LAB_RUN" "$LAB_LOGS"
 
-# ns_dev_for_nsid NQN NSID TIMEOUT_S: waits for the block device of namespace NSID of subsystem NQN.
-ns_dev_nsid() {
-  local b n
-  for b in /sys/block/nvme*; do
-    n=${b##*/}
-    case $n in *c[0-9]*n*) continue ;; esac
-    [ "$(cat "$b/device/subsysnqn" 2>/dev/null)" = "$1" ] && [ "$(cat "$b/nsid" 2>/dev/null)" = "$2" ] \
-      && [ -b "/dev/$n" ] && { echo "/dev/$n"; return 0; }
-  done
-  return 1
-}
-ns_dev_for_nsid() {
-  wait_for "ns_dev_nsid $1 $2" "$3" "block device of NSID $2" || return 1
-  ns_dev_nsid "$1" "$2"
-}
 
 write_config() { # write_config NAMESPACES-YAML
   cat > "$CFG" <<YAML
@@ -137,7 +122,7 @@ run_step nvme-ns-rescan 30 nvme ns-rescan "/dev/$CTRL"
 wait_for "nvme list-ns /dev/$CTRL 2>/dev/null | grep -Eq '0x0*2[[:space:]]*$'" 60 "nvme list-ns shows NSID 2" \
   || lab_die "NSID 2 not listed"
 run_step nvme-list-ns 30 nvme list-ns "/dev/$CTRL"
-DEV2=$(ns_dev_for_nsid "$NQN" 2 60) || lab_die "no block device for NSID 2"
+DEV2=$(nvme_ns_dev_nsid_for "$NQN" 2 60) || lab_die "no block device for NSID 2"
 run_step nvme-list-after-reload 30 nvme list
 grep -q "${DEV2#/dev/}" "$LAB_LOGS/nvme-list-after-reload.log" || lab_die "nvme list does not show $DEV2"
 lab_result ns2_visible 1

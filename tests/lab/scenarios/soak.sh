@@ -75,18 +75,7 @@ wait_for_log daemon ' ready: ' 180 || lab_die "daemon did not become ready"
 DPID=$(bg_pid daemon)
 lab_add_host_addr "$HOSTB_ADDR" || lab_die "no second host address"
 
-# ns_of SUBNQN NSID: the block device of namespace NSID of a subsystem (each host's controller has its own).
-ns_of() {
-  local b n
-  for b in /sys/block/nvme*; do
-    n=${b##*/}
-    case $n in *c[0-9]*n*) continue ;; esac
-    [ "$(cat "$b/device/subsysnqn" 2>/dev/null)" = "$1" ] && [ "$(cat "$b/nsid" 2>/dev/null)" = "$2" ] \
-      && [ -b "/dev/$n" ] && { echo "/dev/$n"; return 0; }
-  done
-  return 1
-}
-live() { local c; c=$(nvme_ctrl_of "$1" "$2") && [ "$(nvme_ctrl_state "$c")" = live ] && ns_of "$1" 1 > /dev/null && ns_of "$1" 2 > /dev/null; }
+live() { local c; c=$(nvme_ctrl_of "$1" "$2") && [ "$(nvme_ctrl_state "$c")" = live ] && nvme_ns_dev_nsid "$1" 1 > /dev/null && nvme_ns_dev_nsid "$1" 2 > /dev/null; }
 connect_as() { # connect_as NAME HOSTNQN HOSTID ADDR SUBNQN
   run_step "connect-$1" 60 nvme connect -t rdma -a "$LAB_TARGET_ADDR" -s "$PORT" -n "$5" -w "$4" -q "$2" -I "$3" \
     --reconnect-delay=1 --ctrl-loss-tmo=600 > /dev/null && wait_for "live $5 $2" 60 "host $1 live"
@@ -94,7 +83,7 @@ connect_as() { # connect_as NAME HOSTNQN HOSTID ADDR SUBNQN
 FIO=(--ioengine=libaio --direct=1 --rw=randwrite --bssplit=4k/40:16k/30:64k/20:128k/10 --iodepth=8
   --verify=crc32c --do_verify=1 --verify_fatal=1 --randrepeat=0 --size=8M)
 rounds() { # rounds NAME SUBNQN: verify rounds on both namespaces of the host's subsystem
-  fio_rounds_bg "$1" "${FIO[@]}" --name="$1-ram" --filename="$(ns_of "$2" 1)" --name="$1-file" --filename="$(ns_of "$2" 2)"
+  fio_rounds_bg "$1" "${FIO[@]}" --name="$1-ram" --filename="$(nvme_ns_dev_nsid "$2" 1)" --name="$1-file" --filename="$(nvme_ns_dev_nsid "$2" 2)"
 }
 connect_as a "$HOSTA" "$HOSTA_ID" "$LAB_HOST_ADDR" "$SA" || lab_die "host A"
 connect_as b "$HOSTB" "$HOSTB_ID" "$HOSTB_ADDR" "$SB" || lab_die "host B"
