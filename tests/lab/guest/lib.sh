@@ -289,25 +289,29 @@ rxe_counter() {
 
 # --- the daemon (bin/nvmf-target) and its media -----------------------------------------------------------
 
-# lab_nvmf_command: sets the array LAB_NVMF to the command an operator runs: bin/nvmf-target when the build folder
-# NVMF_BUILD_DIR (default target) holds a packaged jar with the daemon runtime in it that is not older than the
-# compiled classes (grep on the zip's directory, not a JVM: that costs many seconds under TCG); else the same main
-# class from LAB_CLASSPATH (a build that was compiled but not packaged). Records the result `launcher`.
+# lab_nvmf_command [JVM-OPTIONS]: sets the array LAB_NVMF to the command an operator runs, and LAB_NVMF_LAUNCHER to
+# which it is (recorded as the result `launcher`): bin/nvmf-target when the build folder NVMF_BUILD_DIR (default
+# target) holds a packaged jar with the daemon runtime in it that is not older than the compiled classes (a stale
+# jar would run old code; a zip's directory holds the names uncompressed, so grep answers without a JVM start, which
+# costs many seconds under TCG); else the same main class from LAB_CLASSPATH (a build compiled but not packaged).
+# JVM-OPTIONS (one string, split on spaces) go to the JVM either way.
 lab_nvmf_command() {
-  local b=${NVMF_BUILD_DIR:-target} build jar
+  local b=${NVMF_BUILD_DIR:-target} build jar opts=${1:-}
   build=$LAB_REPO/target-daemon/$b
   jar=$(ls "$build"/target-daemon-*.jar 2>/dev/null | head -n1)
   if [ -n "$jar" ] && [ -d "$build/lib" ] && grep -qa 'dev/nvmf/target/daemon/DaemonRuntime.class' "$jar" && \
      [ -z "$(find "$build/classes" -name '*.class' -newer "$jar" -print -quit 2>/dev/null)" ]; then
-    lab_result launcher bin/nvmf-target
-    LAB_NVMF=(env NVMF_BUILD_DIR="$b" NVMF_JAVA_HOME="$LAB_JAVA_HOME" NVMF_JAVA_OPTS="-XX:-UsePerfData"
+    LAB_NVMF_LAUNCHER=bin/nvmf-target
+    LAB_NVMF=(env NVMF_BUILD_DIR="$b" NVMF_JAVA_HOME="$LAB_JAVA_HOME" NVMF_JAVA_OPTS="-XX:-UsePerfData${opts:+ $opts}"
       "$LAB_REPO/bin/nvmf-target")
   else
-    lab_result launcher classpath
+    LAB_NVMF_LAUNCHER=classpath
     lab_java_check || return 1
-    LAB_NVMF=("$LAB_JAVA_HOME/bin/java" --enable-native-access=ALL-UNNAMED -XX:-UsePerfData -cp "$LAB_CLASSPATH"
-      dev.nvmf.target.cli.Main)
+    # shellcheck disable=SC2206 # JVM-OPTIONS is a list of options
+    LAB_NVMF=("$LAB_JAVA_HOME/bin/java" --enable-native-access=ALL-UNNAMED -XX:-UsePerfData $opts
+      -cp "$LAB_CLASSPATH" dev.nvmf.target.cli.Main)
   fi
+  lab_result launcher "$LAB_NVMF_LAUNCHER"
 }
 
 # lab_metric ADDRESS REGEX: the sum of the Prometheus sample lines at http://ADDRESS/metrics matching REGEX (awk),
@@ -555,31 +559,8 @@ fio_clat_pct() {
   done < "$1"
 }
 
-# --- the daemon under faults: launcher, metrics, resources, link faults, memory ----------------------------------
+# --- the daemon under faults: metrics, resources, link faults, memory -------------------------------------------
 # (used by daemon-faults.sh, daemon-lifecycle.sh and soak.sh)
-
-# nvmf_daemon_cmd [JVM-OPTIONS]: sets NVMF_DAEMON (an array: the command before `serve --config FILE`) and
-# NVMF_LAUNCHER. bin/nvmf-target with the packaged build NVMF_BUILD_DIR (default target) when that build has the
-# daemon runtime in its jar and the jar is not older than the compiled classes (a stale jar would run old code; a
-# zip's directory holds the names uncompressed, so grep answers without a JVM start); otherwise the same main class
-# from LAB_CLASSPATH with the launcher's JVM options. JVM-OPTIONS (one string, split on spaces) go to the JVM.
-nvmf_daemon_cmd() {
-  local b=${NVMF_BUILD_DIR:-target} build jar opts=${1:-}
-  build=$LAB_REPO/target-daemon/$b
-  jar=$(ls "$build"/target-daemon-*.jar 2>/dev/null | head -n1)
-  if [ -n "$jar" ] && [ -d "$build/lib" ] && grep -qa 'dev/nvmf/target/daemon/DaemonRuntime.class' "$jar" && \
-     [ -z "$(find "$build/classes" -name '*.class' -newer "$jar" -print -quit 2>/dev/null)" ]; then
-    NVMF_LAUNCHER=bin/nvmf-target
-    NVMF_DAEMON=(env NVMF_BUILD_DIR="$b" NVMF_JAVA_HOME="$LAB_JAVA_HOME" NVMF_JAVA_OPTS="-XX:-UsePerfData $opts"
-      "$LAB_REPO/bin/nvmf-target")
-  else
-    NVMF_LAUNCHER=classpath
-    lab_java_check || return 1
-    # shellcheck disable=SC2206
-    NVMF_DAEMON=("$LAB_JAVA_HOME/bin/java" --enable-native-access=ALL-UNNAMED
-      -XX:-UsePerfData $opts -cp "$LAB_CLASSPATH" dev.nvmf.target.cli.Main)
-  fi
-}
 
 # nvmf_metric REGEX [ADDRESS]: the sum of the samples of the daemon's Prometheus endpoint (ADDRESS, default
 # $NVMF_METRICS or 127.0.0.1:9464) whose line matches REGEX (awk); 0 when none matches or the endpoint is down.

@@ -170,9 +170,8 @@ logging:
   format: plain
 YAML
 cp "$CFG" "$LAB_LOGS/faults.yaml"
-nvmf_daemon_cmd || lab_die "no way to run the daemon"
-lab_result launcher "$NVMF_LAUNCHER"
-start_bg daemon "${NVMF_DAEMON[@]}" serve --config "$CFG"
+lab_nvmf_command || lab_die "no way to run the daemon"
+start_bg daemon "${LAB_NVMF[@]}" serve --config "$CFG"
 wait_for_log daemon ' ready: ' 180 || lab_die "daemon did not become ready"
 DPID=$(bg_pid daemon)
 lab_result daemon_ready 1

@@ -96,18 +96,10 @@ chmod 0644 "$CFG"
 cp "$CFG" "$LAB_LOGS/hardened.yaml"
 
 # --- the daemon, as the service user -------------------------------------------------------------------------------
-B=${NVMF_BUILD_DIR:-target}
-BUILD=$LAB_REPO/target-daemon/$B
-JAR=$(ls "$BUILD"/target-daemon-*.jar 2>/dev/null | head -n1)
-if [ -n "$JAR" ] && [ -d "$BUILD/lib" ] && \
-   grep -qa 'dev/nvmf/target/daemon/DaemonRuntime.class' "$JAR" && \
-   [ -z "$(find "$BUILD/classes" -name '*.class' -newer "$JAR" -print -quit 2>/dev/null)" ]; then
-  lab_result launcher bin/nvmf-target
-  NVMF=(env NVMF_BUILD_DIR="$B" NVMF_JAVA_HOME="$LAB_JAVA_HOME" NVMF_JAVA_OPTS="-XX:-UsePerfData"
-    "$LAB_REPO/bin/nvmf-target")
-else
-  lab_result launcher classpath
-  lab_java_check || lab_die "no java"
+lab_nvmf_command || lab_die "no java"
+NVMF=("${LAB_NVMF[@]}")
+if [ "$LAB_NVMF_LAUNCHER" = classpath ]; then
+  # The service user cannot read root's Maven repository: its entries are copied where it can.
   CPDIR=$LAB_RUN/service-classpath
   mkdir -p "$CPDIR"
   CP=""

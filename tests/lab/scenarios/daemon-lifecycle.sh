@@ -62,9 +62,8 @@ connect() {
 sys_counts() { local r out=""; for r in qp cq mr pd cm_id; do out="$out${out:+ }$r=$(rdma_all_count $r)"; done; echo "$out"; }
 # start_daemon NAME JVM-OPTIONS: the daemon (log logs/NAME.log), ready.
 start_daemon() {
-  nvmf_daemon_cmd "$2" || return 1
-  lab_result launcher "$NVMF_LAUNCHER"
-  start_bg "$1" "${NVMF_DAEMON[@]}" serve --config "$CFG"
+  lab_nvmf_command "$2" || return 1
+  start_bg "$1" "${LAB_NVMF[@]}" serve --config "$CFG"
   wait_for_log "$1" ' ready: ' 180
 }
 part_cleanup() {

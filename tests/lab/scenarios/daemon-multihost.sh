@@ -157,27 +157,10 @@ logging:
 YAML
 cp "$CFG" "$LAB_LOGS/multihost.yaml"
 
-B=${NVMF_BUILD_DIR:-target}
-BUILD=$LAB_REPO/target-daemon/$B
-JAR=$(ls "$BUILD"/target-daemon-*.jar 2>/dev/null | head -n1)
-# The launcher, when that build is packaged with the daemon runtime in it (a zip's directory holds the names
-# uncompressed: grep, not a JVM, which costs many seconds under TCG) and the package is not older than the
-# compiled classes (a stale jar would run old code).
-if [ -n "$JAR" ] && [ -d "$BUILD/lib" ] && \
-   grep -qa 'dev/nvmf/target/daemon/DaemonRuntime.class' "$JAR" && \
-   [ -z "$(find "$BUILD/classes" -name '*.class' -newer "$JAR" -print -quit 2>/dev/null)" ]; then
-  lab_result launcher bin/nvmf-target
-  NVMF=(env NVMF_BUILD_DIR="$B" NVMF_JAVA_HOME="$LAB_JAVA_HOME" NVMF_JAVA_OPTS="-XX:-UsePerfData"
-    "$LAB_REPO/bin/nvmf-target")
-else
-  lab_result launcher classpath
-  lab_java_check || lab_die "no java"
-  NVMF=("$LAB_JAVA_HOME/bin/java" --enable-native-access=ALL-UNNAMED -XX:-UsePerfData -cp "$LAB_CLASSPATH"
-    dev.nvmf.target.cli.Main)
-fi
+lab_nvmf_command || lab_die "no java"
 # (`nvmf-target check-config` would cost another JVM start, ~30 s under TCG; serve validates the file the same
 # way and refuses to start on an error, which the wait below reports with the daemon's log.)
-start_bg daemon "${NVMF[@]}" serve --config "$CFG"
+start_bg daemon "${LAB_NVMF[@]}" serve --config "$CFG"
 wait_for_log daemon ' ready: ' 120 || lab_die "daemon did not become ready"
 lab_result daemon_ready 1
 

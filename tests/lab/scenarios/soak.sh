@@ -68,9 +68,8 @@ logging:
   format: plain
 YAML
 cp "$CFG" "$LAB_LOGS/soak.yaml"
-nvmf_daemon_cmd "-XX:NativeMemoryTracking=summary -Xms256m -Xmx256m -XX:+AlwaysPreTouch" || lab_die "no daemon"
-lab_result launcher "$NVMF_LAUNCHER"
-start_bg daemon "${NVMF_DAEMON[@]}" serve --config "$CFG"
+lab_nvmf_command "-XX:NativeMemoryTracking=summary -Xms256m -Xmx256m -XX:+AlwaysPreTouch" || lab_die "no daemon"
+start_bg daemon "${LAB_NVMF[@]}" serve --config "$CFG"
 wait_for_log daemon ' ready: ' 180 || lab_die "daemon did not become ready"
 DPID=$(bg_pid daemon)
 lab_add_host_addr "$HOSTB_ADDR" || lab_die "no second host address"
