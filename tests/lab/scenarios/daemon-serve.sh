@@ -25,7 +25,6 @@ NOTIFY=$LAB_RUN/notify.sock
 NOTIFY_LOG=$LAB_LOGS/sd-notify.log
 mkdir -p "$LAB_RUN" "$LAB_LOGS"
 
-
 write_config() { # write_config NAMESPACES-YAML
   cat > "$CFG" <<YAML
 subsystems:
